@@ -1,0 +1,128 @@
+// Every setting of the stack lives here, read from the environment, so the local stack, the tests,
+// the docker-compose services and the docs all agree on one list of names.
+
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'url' | 'enum';
+
+interface VarSpec {
+  kind: Kind;
+  default?: string;
+  doc: string;
+  min?: number;
+  max?: number;
+  values?: readonly string[];
+}
+
+export const CONFIG_VARS = {
+  DATABASE_URL: { kind: 'url', default: 'postgres://postgres@127.0.0.1:5432/runhook', doc: 'PostgreSQL or TimescaleDB connection string.' },
+  DATABASE_POOL_SIZE: { kind: 'int', default: '10', min: 1, max: 500, doc: 'Connections in each process pool.' },
+  HOST: { kind: 'string', default: '127.0.0.1', doc: 'Address the API listens on.' },
+  PORT: { kind: 'int', default: '8080', min: 0, max: 65535, doc: 'Port of the API (serves /v2 and /v4).' },
+  LOG_LEVEL: { kind: 'enum', default: 'info', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], doc: 'Log level of API and worker.' },
+  TEMPORAL_ADDRESS: { kind: 'string', default: '127.0.0.1:7233', doc: 'Temporal frontend host:port.' },
+  TEMPORAL_NAMESPACE: { kind: 'string', default: 'default', doc: 'Temporal namespace.' },
+  TEMPORAL_UI_URL: { kind: 'url', default: 'http://127.0.0.1:8233', doc: 'Temporal Web UI, used for links.' },
+  TASK_QUEUE_PREFIX: { kind: 'string', default: 'runhook', doc: 'Prefix of the task queue names (runs, app-calls, webhooks).' },
+  RUN_BODY_LIMIT_BYTES: { kind: 'int', default: String(10 * 1024 * 1024), min: 1024, max: 1024 * 1024 * 1024, doc: 'Largest run request body; larger gets 413.' },
+  RUN_MAX_SECONDS: { kind: 'int', default: '43200', min: 1, max: 43200, doc: 'Hard cap on one async run (12 h).' },
+  APP_CALL_HEARTBEAT_MS: { kind: 'int', default: '30000', min: 500, max: 600000, doc: 'Heartbeat timeout of the app-call activity: how long a lost worker goes unnoticed.' },
+  WORKER_APP_CALL_SLOTS: { kind: 'int', default: '200', min: 1, max: 10000, doc: 'Concurrent app calls per worker.' },
+  WORKER_WORKFLOW_SLOTS: { kind: 'int', default: '40', min: 2, max: 2000, doc: 'Concurrent workflow tasks per worker.' },
+  WORKER_ACTIVITY_SLOTS: { kind: 'int', default: '100', min: 1, max: 10000, doc: 'Concurrent bookkeeping activities per worker.' },
+  WORKER_SHUTDOWN_GRACE_MS: { kind: 'int', default: '30000', min: 0, max: 3600000, doc: 'Grace time for in-flight work on SIGTERM.' },
+  WORKFLOW_BUNDLE_PATH: { kind: 'string', default: '', doc: 'Prebuilt workflow bundle (npm run build); empty bundles at start.' },
+} as const satisfies Record<string, VarSpec>;
+
+export type ConfigName = keyof typeof CONFIG_VARS;
+
+export interface Config {
+  databaseUrl: string;
+  databasePoolSize: number;
+  host: string;
+  port: number;
+  logLevel: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  temporalUiUrl: string;
+  taskQueues: { runs: string; appCalls: string; webhooks: string };
+  runBodyLimitBytes: number;
+  runMaxSeconds: number;
+  appCallHeartbeatMs: number;
+  workerAppCallSlots: number;
+  workerWorkflowSlots: number;
+  workerActivitySlots: number;
+  workerShutdownGraceMs: number;
+  workflowBundlePath: string;
+}
+
+export class ConfigError extends Error {}
+
+function parseVar(name: ConfigName, raw: string | undefined): string | number | boolean {
+  const spec: VarSpec = CONFIG_VARS[name];
+  const value = raw === undefined || raw === '' ? spec.default ?? '' : raw;
+  const bad = (why: string) => new ConfigError(`invalid ${name}=${JSON.stringify(value)}: ${why}`);
+  switch (spec.kind) {
+    case 'int':
+    case 'number': {
+      const n = Number(value);
+      if (value.trim() === '' || !Number.isFinite(n)) throw bad('expected a number');
+      if (spec.kind === 'int' && !Number.isInteger(n)) throw bad('expected a whole number');
+      if (spec.min !== undefined && n < spec.min) throw bad(`must be at least ${spec.min}`);
+      if (spec.max !== undefined && n > spec.max) throw bad(`must be at most ${spec.max}`);
+      return n;
+    }
+    case 'bool':
+      if (['true', '1', 'yes'].includes(value)) return true;
+      if (['false', '0', 'no', ''].includes(value)) return false;
+      throw bad('expected true or false');
+    case 'url':
+      try {
+        new URL(value);
+      } catch {
+        throw bad('expected an absolute URL');
+      }
+      return value;
+    case 'enum':
+      if (!spec.values!.includes(value)) throw bad(`expected one of ${spec.values!.join(', ')}`);
+      return value;
+    default:
+      return value;
+  }
+}
+
+/** Reads and validates the whole configuration; a bad value throws naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const v = <T>(name: ConfigName) => parseVar(name, env[name]) as T;
+  const prefix = v<string>('TASK_QUEUE_PREFIX');
+  return {
+    databaseUrl: v('DATABASE_URL'),
+    databasePoolSize: v('DATABASE_POOL_SIZE'),
+    host: v('HOST'),
+    port: v('PORT'),
+    logLevel: v('LOG_LEVEL'),
+    temporalAddress: v('TEMPORAL_ADDRESS'),
+    temporalNamespace: v('TEMPORAL_NAMESPACE'),
+    temporalUiUrl: v('TEMPORAL_UI_URL'),
+    taskQueues: { runs: `${prefix}-runs`, appCalls: `${prefix}-app-calls`, webhooks: `${prefix}-webhooks` },
+    runBodyLimitBytes: v('RUN_BODY_LIMIT_BYTES'),
+    runMaxSeconds: v('RUN_MAX_SECONDS'),
+    appCallHeartbeatMs: v('APP_CALL_HEARTBEAT_MS'),
+    workerAppCallSlots: v('WORKER_APP_CALL_SLOTS'),
+    workerWorkflowSlots: v('WORKER_WORKFLOW_SLOTS'),
+    workerActivitySlots: v('WORKER_ACTIVITY_SLOTS'),
+    workerShutdownGraceMs: v('WORKER_SHUTDOWN_GRACE_MS'),
+    workflowBundlePath: v('WORKFLOW_BUNDLE_PATH'),
+  };
+}
+
+/** For process entry points: a bad value stops the process with a message naming it. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`configuration error: ${err.message}`);
+      process.exit(78);
+    }
+    throw err;
+  }
+}

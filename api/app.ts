@@ -1,0 +1,89 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import sensible from '@fastify/sensible';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Client } from '@temporalio/client';
+import type { Agent } from 'undici';
+import type { Pool } from 'pg';
+import type { Config } from '../config/config.js';
+import { createAppDispatcher } from '../lib/app-client.js';
+import repositories from './plugins/repositories.js';
+import auth from './plugins/auth.js';
+import healthRoute from './routes/health.js';
+import runRoute from './routes/run.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    temporal: Client;
+    appDispatcher: Agent;
+  }
+}
+
+export interface AppDeps {
+  config: Config;
+  pool: Pool;
+  temporal: Client;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: deps.config.runBodyLimitBytes,
+    // Connections from callers are many and short; keep them alive between calls.
+    keepAliveTimeout: 65_000,
+    ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
+    genReqId: () => crypto.randomUUID(),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('config', deps.config);
+  app.decorate('temporal', deps.temporal);
+  const dispatcher = createAppDispatcher();
+  app.decorate('appDispatcher', dispatcher);
+  app.addHook('onClose', async () => dispatcher.close());
+
+  await app.register(sensible);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'runhook API',
+        version: '1.0.0',
+        description: 'Run API (/v4) and management API (/v2) of runhook, a self-hostable run gateway for serverless apps.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Service account token' } } },
+      security: [{ bearer: [] }],
+      tags: [
+        { name: 'runs', description: 'Run apps synchronously or asynchronously' },
+        { name: 'metrics', description: 'Dashboard metrics of an app' },
+        { name: 'health', description: 'Service health' },
+      ],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // Every error leaves as {"message"} with the right status; internals are logged, not returned.
+  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown; validationContext?: string }, request, reply) => {
+    let status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    let message = err.message;
+    if (err.validation) {
+      status = 400;
+      message = `invalid ${err.validationContext ?? 'request'}: ${err.message.replace(/^(querystring|params|body|headers)\/?/, '')}`;
+    }
+    if (status >= 500 && !('expose' in err)) {
+      request.log.error({ err }, 'request failed');
+      if (!err.statusCode) message = 'internal error';
+    }
+    return reply.code(status).send({ message });
+  });
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ message: `no route for ${request.method} ${request.url.split('?')[0]}` }));
+
+  await app.register(repositories, { pool: deps.pool });
+  await app.register(auth);
+  await app.register(healthRoute);
+  await app.register(runRoute);
+  return app;
+}

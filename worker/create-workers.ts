@@ -1,0 +1,69 @@
+import { createRequire } from 'node:module';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Pool } from 'pg';
+import type { Config } from '../config/config.js';
+import { createAppDispatcher } from '../lib/app-client.js';
+import { runsRepository } from '../db/repositories/runs.js';
+import { createRunActivities, type ActivityDeps } from '../activities/index.js';
+
+const require = createRequire(import.meta.url);
+
+export interface WorkerSet {
+  workers: Worker[];
+  /** Resolves when every worker has stopped (after shutdown()). */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+/**
+ * Two workers share one connection: workflows and bookkeeping on the runs queue, app calls on
+ * their own queue, so hours-long app calls never take the slots that short work needs.
+ */
+export async function createWorkers(opts: {
+  config: Config;
+  connection: NativeConnection;
+  pool: Pool;
+  onRunFinished?: ActivityDeps['onRunFinished'];
+  identity?: string;
+}): Promise<WorkerSet> {
+  const { config, connection } = opts;
+  const dispatcher = createAppDispatcher();
+  const activities = createRunActivities({ runs: runsRepository(opts.pool), dispatcher, onRunFinished: opts.onRunFinished });
+  const workflowSource = config.workflowBundlePath
+    ? { workflowBundle: { codePath: config.workflowBundlePath } }
+    : { workflowsPath: require.resolve('../workflows/index.ts') };
+  const common = {
+    connection,
+    namespace: config.temporalNamespace,
+    shutdownGraceTime: config.workerShutdownGraceMs,
+    ...(opts.identity ? { identity: opts.identity } : {}),
+  };
+  const runsWorker = await Worker.create({
+    ...common,
+    taskQueue: config.taskQueues.runs,
+    ...workflowSource,
+    activities: { recordRunStarted: activities.recordRunStarted, recordRunOutcome: activities.recordRunOutcome },
+    maxConcurrentWorkflowTaskExecutions: config.workerWorkflowSlots,
+    maxConcurrentActivityTaskExecutions: config.workerActivitySlots,
+  });
+  const appCallWorker = await Worker.create({
+    ...common,
+    taskQueue: config.taskQueues.appCalls,
+    activities: { callAppActivity: activities.callAppActivity },
+    maxConcurrentActivityTaskExecutions: config.workerAppCallSlots,
+  });
+  const workers = [runsWorker, appCallWorker];
+  return {
+    workers,
+    async run() {
+      try {
+        await Promise.all(workers.map((w) => w.run()));
+      } finally {
+        await dispatcher.close();
+      }
+    },
+    shutdown() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+  };
+}

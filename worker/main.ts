@@ -1,0 +1,26 @@
+import { hostname } from 'node:os';
+import { NativeConnection, Runtime, makeTelemetryFilterString, DefaultLogger } from '@temporalio/worker';
+import { loadConfigOrExit } from '../config/config.js';
+import { createPool } from '../db/pool.js';
+import { createWorkers } from './create-workers.js';
+
+const config = loadConfigOrExit();
+
+// Installed first: the runtime's own signal handlers call shutdown() on every worker on SIGINT/SIGTERM.
+Runtime.install({
+  logger: new DefaultLogger(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'INFO'),
+  telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+});
+
+const pool = createPool(config.databaseUrl, config.databasePoolSize);
+const connection = await NativeConnection.connect({ address: config.temporalAddress });
+const set = await createWorkers({ config, connection, pool, identity: `${process.pid}@${hostname()}` });
+console.log(
+  JSON.stringify({ level: 'info', msg: 'worker started', taskQueues: config.taskQueues, namespace: config.temporalNamespace, pid: process.pid }),
+);
+try {
+  await set.run();
+} finally {
+  await connection.close();
+  await pool.end();
+}

@@ -1,0 +1,1 @@
+export { runAppWorkflow } from './run-app.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
@@ -35,7 +35,16 @@ export interface Stack {
  * A real stack for one test file: its own database, its own task queues on the shared Temporal
  * dev server, the API on a free port and (optionally) an in-process worker.
  */
+let runtimeInstalled = false;
+function quietRuntime() {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  // Worker state changes at INFO drown the test output; warnings and errors still show.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
 export async function startStack(opts: { worker?: boolean; env?: Partial<Record<ConfigName, string>> } = {}): Promise<Stack> {
+  quietRuntime();
   const db = await createTestDatabase();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,

@@ -1,8 +1,9 @@
 import { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../workflows/definitions.js';
 
-const { IndexedValueType } = temporal.api.enums.v1;
+// The package is CommonJS: its namespace only arrives whole through the default import under plain Node ESM.
+const { IndexedValueType } = proto.temporal.api.enums.v1;
 
 /** Registers any of our custom search attributes the namespace lacks (idempotent). */
 export async function ensureSearchAttributes(address: string, namespace: string): Promise<string[]> {

@@ -43,6 +43,6 @@ it('finishes a run on a second worker after the first is killed with SIGKILL mid
   expect(calls.length).toBe(2);
   expect(calls[1].body).toEqual({ sleep_ms: 1500, job: 'crash-test' });
   const history = await stack.temporal.workflow.getHandle(runId).fetchHistory();
-  const attempts = history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+  const attempts = history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 0);
   expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
 }, 90_000);

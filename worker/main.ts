@@ -8,7 +8,8 @@ const config = loadConfigOrExit();
 
 // Installed first: the runtime's own signal handlers call shutdown() on every worker on SIGINT/SIGTERM.
 Runtime.install({
-  logger: new DefaultLogger(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'INFO'),
+  // The SDK's INFO lines (every state change, multi-line) drown our own JSON logs; debug opts in.
+  logger: new DefaultLogger(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN'),
   telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
 });
 

@@ -11,6 +11,15 @@ export function makeRecordRunActivities(deps: RecordRunDeps) {
     async recordRunStarted(runId: string): Promise<void> {
       await deps.runs.markRunning(runId);
     },
+    /** Prunes in batches so one huge backlog never holds a long transaction. */
+    async pruneRunPayloads(retentionSeconds: number): Promise<number> {
+      let total = 0;
+      for (;;) {
+        const n = await deps.runs.pruneExpiredPayloads(retentionSeconds);
+        total += n;
+        if (n < 5000) return total;
+      }
+    },
     async recordRunOutcome(outcome: RunOutcome): Promise<void> {
       const first = await deps.runs.finish(outcome);
       if (first && deps.onRunFinished) await deps.onRunFinished(outcome);

@@ -9,6 +9,9 @@ import type { Pool } from 'pg';
 import type { Config } from '../config/config.js';
 import { createAppDispatcher } from '../lib/app-client.js';
 import repositories from './plugins/repositories.js';
+import { RunLog } from './run-log.js';
+import type { WebhookSummaryLookup } from './run-view.js';
+import runsRoutes from './routes/runs.js';
 import auth from './plugins/auth.js';
 import healthRoute from './routes/health.js';
 import runRoute from './routes/run.js';
@@ -18,6 +21,9 @@ declare module 'fastify' {
     config: Config;
     temporal: Client;
     appDispatcher: Agent;
+    runLog: RunLog;
+    /** Webhook delivery state per run, for run views (replaced by the webhooks feature). */
+    webhookSummaries: WebhookSummaryLookup;
   }
 }
 
@@ -44,6 +50,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('appDispatcher', dispatcher);
   app.addHook('onClose', async () => dispatcher.close());
 
+  // An empty body with a JSON content type (common from HTTP clients on POST .../cancel) is no body.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    if ((body as string).trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (err) {
+      done(Object.assign(new Error(`request body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }), undefined);
+    }
+  });
   await app.register(sensible);
   await app.register(swagger, {
     openapi: {
@@ -82,8 +98,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ message: `no route for ${request.method} ${request.url.split('?')[0]}` }));
 
   await app.register(repositories, { pool: deps.pool });
+  const runLog = new RunLog(app.repos.runs, app.log);
+  app.decorate('runLog', runLog);
+  app.decorate('webhookSummaries', (async () => new Map()) as WebhookSummaryLookup);
+  app.addHook('onClose', async () => runLog.close());
   await app.register(auth);
   await app.register(healthRoute);
   await app.register(runRoute);
+  await app.register(runsRoutes);
   return app;
 }

@@ -29,6 +29,9 @@ export const CONFIG_VARS = {
   WORKER_WORKFLOW_SLOTS: { kind: 'int', default: '40', min: 2, max: 2000, doc: 'Concurrent workflow tasks per worker.' },
   WORKER_ACTIVITY_SLOTS: { kind: 'int', default: '100', min: 1, max: 10000, doc: 'Concurrent bookkeeping activities per worker.' },
   WORKER_SHUTDOWN_GRACE_MS: { kind: 'int', default: '30000', min: 0, max: 3600000, doc: 'Grace time for in-flight work on SIGTERM.' },
+  RESULT_RETENTION_SECONDS: { kind: 'int', default: String(7 * 86400), min: 1, max: 3650 * 86400, doc: 'How long run request/response bodies are kept; after it GET .../result answers 410.' },
+  RESULT_PRUNE_INTERVAL_SECONDS: { kind: 'int', default: '3600', min: 1, max: 86400, doc: 'How often the Temporal schedule prunes bodies past retention.' },
+  IDEMPOTENCY_KEY_TTL_SECONDS: { kind: 'int', default: String(24 * 3600), min: 1, max: 30 * 86400, doc: 'How long an Idempotency-Key maps to its run.' },
   WORKFLOW_BUNDLE_PATH: { kind: 'string', default: '', doc: 'Prebuilt workflow bundle (npm run build); empty bundles at start.' },
 } as const satisfies Record<string, VarSpec>;
 
@@ -52,6 +55,9 @@ export interface Config {
   workerActivitySlots: number;
   workerShutdownGraceMs: number;
   workflowBundlePath: string;
+  resultRetentionSeconds: number;
+  resultPruneIntervalSeconds: number;
+  idempotencyKeyTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -111,6 +117,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerActivitySlots: v('WORKER_ACTIVITY_SLOTS'),
     workerShutdownGraceMs: v('WORKER_SHUTDOWN_GRACE_MS'),
     workflowBundlePath: v('WORKFLOW_BUNDLE_PATH'),
+    resultRetentionSeconds: v('RESULT_RETENTION_SECONDS'),
+    resultPruneIntervalSeconds: v('RESULT_PRUNE_INTERVAL_SECONDS'),
+    idempotencyKeyTtlSeconds: v('IDEMPOTENCY_KEY_TTL_SECONDS'),
   };
 }
 

@@ -3,6 +3,8 @@ import { NativeConnection, Runtime, makeTelemetryFilterString, DefaultLogger } f
 import { loadConfigOrExit } from '../config/config.js';
 import { createPool } from '../db/pool.js';
 import { createWorkers } from './create-workers.js';
+import { createTemporalClient } from '../lib/temporal-client.js';
+import { ensureRetentionSchedule } from './retention-schedule.js';
 
 const config = loadConfigOrExit();
 
@@ -15,6 +17,9 @@ Runtime.install({
 
 const pool = createPool(config.databaseUrl, config.databasePoolSize);
 const connection = await NativeConnection.connect({ address: config.temporalAddress });
+const client = await createTemporalClient(config);
+await ensureRetentionSchedule(client, config);
+await client.connection.close();
 const set = await createWorkers({ config, connection, pool, identity: `${process.pid}@${hostname()}` });
 console.log(
   JSON.stringify({ level: 'info', msg: 'worker started', taskQueues: config.taskQueues, namespace: config.temporalNamespace, pid: process.pid }),

@@ -1,1 +1,2 @@
 export { runAppWorkflow } from './run-app.js';
+export { pruneRunPayloadsWorkflow } from './prune-run-payloads.js';

@@ -1,6 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
+import type { RunStatus } from '../../workflows/definitions.js';
 import { AppUnreachableError, callApp } from '../../lib/app-client.js';
 import { createAppLookup } from '../app-lookup.js';
 import { launchAsyncRun, RunNotAcceptedError } from '../run-launcher.js';
@@ -8,6 +10,17 @@ import { AsyncAccepted, RunParams, RunQuery } from '../schemas/run.js';
 import { authErrors, errorResponse } from '../schemas/common.js';
 
 class RunTimeoutError extends Error {}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest();
+
+function idempotencyKeyOf(header: string | string[] | undefined): string | null {
+  if (header === undefined) return null;
+  const key = Array.isArray(header) ? header[0] : header;
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw Object.assign(new Error('Idempotency-Key must be 1 to 255 visible ASCII characters'), { statusCode: 400 });
+  }
+  return key;
+}
 
 const runRoute: FastifyPluginAsyncTypebox = async (app) => {
   const findApp = createAppLookup(app.repos.apps);
@@ -38,6 +51,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
         querystring: RunQuery,
         response: {
           202: AsyncAccepted,
+          409: errorResponse('The Idempotency-Key was already used with a different body.'),
           400: errorResponse('The body is not JSON or a parameter is invalid.'),
           ...authErrors,
           404: errorResponse('No app of that name in the project.'),
@@ -57,15 +71,33 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       reply.header('x-run-id', runId);
 
       if (request.query.async) {
+        const key = idempotencyKeyOf(request.headers['idempotency-key']);
+        if (key) {
+          const claim = await app.repos.runs.claimIdempotencyKey(target.appId, key, sha256(body), runId, app.config.idempotencyKeyTtlSeconds);
+          if (claim.kind === 'conflict') {
+            throw app.httpErrors.conflict(`Idempotency-Key ${JSON.stringify(key)} was already used with a different body (run ${claim.runId})`);
+          }
+          if (claim.kind === 'existing') {
+            reply.header('x-run-id', claim.runId).header('idempotent-replayed', 'true');
+            return reply.code(202).send({ run_id: claim.runId });
+          }
+        }
         try {
           await launchAsyncRun({ config: app.config, temporal: app.temporal, runs: app.repos.runs }, target, runId, body, null);
         } catch (err) {
+          if (key) await app.repos.runs.releaseIdempotencyKey(target.appId, key, runId).catch(() => {});
           if (err instanceof RunNotAcceptedError) throw app.httpErrors.serviceUnavailable(err.message);
           throw err;
         }
         return reply.code(202).send({ run_id: runId });
       }
 
+      const createdAt = new Date();
+      const logRun = (status: RunStatus, statusCode: number | null, error: string | null) =>
+        app.runLog.add({
+          runId, appId: target.appId, projectId, appName, status, createdAt, finishedAt: new Date(),
+          runTimeMs: Date.now() - createdAt.getTime(), statusCode, error,
+        });
       const graceMs = target.responseGracePeriod * 1000;
       const abort = new AbortController();
       const timer = setTimeout(() => abort.abort(new RunTimeoutError()), graceMs);
@@ -76,14 +108,17 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       reply.raw.once('close', onClose);
       try {
         const res = await callApp({ url: target.url, runId, body, dispatcher: app.appDispatcher, signal: abort.signal });
+        logRun(res.statusCode >= 200 && res.statusCode < 300 ? 'succeeded' : 'failure', res.statusCode, null);
         reply.code(res.statusCode);
         if (res.contentType) reply.header('content-type', res.contentType);
         // The app's bytes go out untouched; no response schema applies to them.
         return (reply as FastifyReply).send(res.body);
       } catch (err) {
         if (abort.signal.reason instanceof RunTimeoutError) {
+          logRun('timed_out', null, `no answer within ${target.responseGracePeriod} s`);
           throw app.httpErrors.gatewayTimeout(`app ${appName} did not answer within its response_grace_period of ${target.responseGracePeriod} s`);
         }
+        logRun(abort.signal.aborted ? 'cancelled' : 'failure', null, (err as Error).message);
         if (err instanceof AppUnreachableError) throw app.httpErrors.badGateway(`app ${appName}: ${err.message}`);
         throw err;
       } finally {

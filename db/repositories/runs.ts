@@ -15,6 +15,7 @@ export interface RunRecord {
   statusCode: number | null;
   error: string | null;
   webhookEndpoint: string | null;
+  payloadsPrunedAt: Date | null;
 }
 
 function toRun(r: Record<string, any>): RunRecord {
@@ -32,6 +33,7 @@ function toRun(r: Record<string, any>): RunRecord {
     statusCode: r.status_code,
     error: r.error,
     webhookEndpoint: r.webhook_endpoint,
+    payloadsPrunedAt: r.payloads_pruned_at ?? null,
   };
 }
 
@@ -52,6 +54,34 @@ export interface RunOutcome {
   runTimeMs: number | null;
   error: string | null;
 }
+
+/** A finished synchronous run, written after the caller has its answer. */
+export interface SyncRunRecord {
+  runId: string;
+  appId: string;
+  projectId: string;
+  appName: string;
+  status: RunStatus;
+  createdAt: Date;
+  finishedAt: Date;
+  runTimeMs: number;
+  statusCode: number | null;
+  error: string | null;
+}
+
+export interface RunListFilter {
+  appId: string;
+  status?: RunStatus;
+  async?: boolean;
+  limit: number;
+  /** Keyset position: strictly older than this (created_at, run_id). */
+  before?: { createdAt: Date; runId: string };
+}
+
+export type IdempotencyClaim =
+  | { kind: 'new' }
+  | { kind: 'existing'; runId: string }
+  | { kind: 'conflict'; runId: string };
 
 export function runsRepository(pool: Pool) {
   return {
@@ -108,6 +138,71 @@ export function runsRepository(pool: Pool) {
         [runId, contentType, body],
       );
       return (rowCount ?? 0) > 0;
+    },
+
+    /** Many finished sync runs in one statement (the run log batches them off the request path). */
+    async insertSyncRuns(rows: SyncRunRecord[]): Promise<void> {
+      if (!rows.length) return;
+      await pool.query(
+        `INSERT INTO runs (run_id, app_id, project_id, app_name, async, status, created_at, started_at, finished_at, run_time_ms, status_code, error)
+         SELECT r.run_id, r.app_id, r.project_id, r.app_name, false, r.status, r.created_at, r.created_at, r.finished_at, r.run_time_ms, r.status_code, r.error
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::int[], $9::int[], $10::text[])
+           AS r(run_id, app_id, project_id, app_name, status, created_at, finished_at, run_time_ms, status_code, error)
+         ON CONFLICT (run_id) DO NOTHING`,
+        [
+          rows.map((r) => r.runId), rows.map((r) => r.appId), rows.map((r) => r.projectId), rows.map((r) => r.appName),
+          rows.map((r) => r.status), rows.map((r) => r.createdAt), rows.map((r) => r.finishedAt), rows.map((r) => r.runTimeMs),
+          rows.map((r) => r.statusCode), rows.map((r) => r.error),
+        ],
+      );
+    },
+
+    /** Newest first, keyset-paged so pages stay stable while new runs arrive. */
+    async list(f: RunListFilter): Promise<RunRecord[]> {
+      const { rows } = await pool.query(
+        `SELECT * FROM runs
+         WHERE app_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::boolean IS NULL OR async = $3)
+           AND ($4::timestamptz IS NULL OR (created_at, run_id) < ($4, $5::text))
+         ORDER BY created_at DESC, run_id DESC LIMIT $6`,
+        [f.appId, f.status ?? null, f.async ?? null, f.before?.createdAt ?? null, f.before?.runId ?? null, f.limit],
+      );
+      return rows.map(toRun);
+    },
+
+    /**
+     * Claims an Idempotency-Key for a new run, atomically: concurrent identical requests all see the
+     * one run that won. A key older than the TTL is free again.
+     */
+    async claimIdempotencyKey(appId: string, key: string, requestSha256: Buffer, runId: string, ttlSeconds: number): Promise<IdempotencyClaim> {
+      const { rows } = await pool.query(
+        `INSERT INTO idempotency_keys (app_id, key, request_sha256, run_id) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (app_id, key) DO UPDATE SET request_sha256 = EXCLUDED.request_sha256, run_id = EXCLUDED.run_id, created_at = now()
+           WHERE idempotency_keys.created_at < now() - make_interval(secs => $5)
+         RETURNING run_id`,
+        [appId, key, requestSha256, runId, ttlSeconds],
+      );
+      if (rows[0]?.run_id === runId) return { kind: 'new' };
+      const existing = await pool.query('SELECT run_id, request_sha256 FROM idempotency_keys WHERE app_id = $1 AND key = $2', [appId, key]);
+      const row = existing.rows[0];
+      return (row.request_sha256 as Buffer).equals(requestSha256) ? { kind: 'existing', runId: row.run_id } : { kind: 'conflict', runId: row.run_id };
+    },
+
+    async releaseIdempotencyKey(appId: string, key: string, runId: string): Promise<void> {
+      await pool.query('DELETE FROM idempotency_keys WHERE app_id = $1 AND key = $2 AND run_id = $3', [appId, key, runId]);
+    },
+
+    /** Deletes bodies of runs finished longer ago than the retention; returns how many runs were pruned. */
+    async pruneExpiredPayloads(retentionSeconds: number, batch = 5000): Promise<number> {
+      const { rows } = await pool.query(
+        `WITH expired AS (
+           SELECT run_id FROM runs
+           WHERE payloads_pruned_at IS NULL AND finished_at < now() - make_interval(secs => $1)
+           ORDER BY finished_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+         gone AS (DELETE FROM run_payloads p USING expired e WHERE p.run_id = e.run_id)
+         UPDATE runs r SET payloads_pruned_at = now() FROM expired e WHERE r.run_id = e.run_id RETURNING r.run_id`,
+        [retentionSeconds, batch],
+      );
+      return rows.length;
     },
 
     async response(runId: string): Promise<{ contentType: string | null; body: Buffer } | null> {

@@ -27,6 +27,13 @@ declare module 'fastify' {
   }
 }
 
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '53300']);
+
+/** PostgreSQL down, restarting or out of connections: a retryable 503, not an internal error. */
+function isDatabaseUnavailable(err: Error & { code?: string }): boolean {
+  return (err.code !== undefined && UNAVAILABLE_CODES.has(err.code)) || /Connection terminated/.test(err.message);
+}
+
 export interface AppDeps {
   config: Config;
   pool: Pool;
@@ -88,6 +95,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (err.validation) {
       status = 400;
       message = `invalid ${err.validationContext ?? 'request'}: ${err.message.replace(/^(querystring|params|body|headers)\/?/, '')}`;
+    }
+    if (isDatabaseUnavailable(err)) {
+      status = 503;
+      message = 'database unavailable, try again shortly';
     }
     if (status >= 500 && !('expose' in err)) {
       request.log.error({ err }, 'request failed');

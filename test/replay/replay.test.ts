@@ -1,10 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 
 const DIR = path.join(__dirname, 'histories');
+
+Runtime.install({ logger: new DefaultLogger('WARN') });
 
 async function histories() {
   const files = (await readdir(DIR)).filter((f) => f.endsWith('.json')).sort();

@@ -18,7 +18,7 @@ import { startDevServer, type DevServer } from './temporal-dev-server.js';
 import { buildWorkflowBundle } from './build-workflow-bundle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DATA = path.join(ROOT, '.data');
+const DATA = process.env.RUNHOOK_DATA_DIR ? path.resolve(process.env.RUNHOOK_DATA_DIR) : path.join(ROOT, '.data');
 const ECHO_PORT = Number(process.env.ECHO_PORT ?? 9000);
 const TEMPORAL_PORT = Number(process.env.TEMPORAL_PORT ?? 7233);
 const TEMPORAL_UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
@@ -121,7 +121,7 @@ async function main() {
   await migrate(config.databaseUrl, (l) => say(l));
 
   const binary = await findOrBuildTemporalCli(say);
-  say(`starting the Temporal dev server (${path.relative(ROOT, binary) || binary}), state in .data/temporal.sqlite`);
+  say(`starting the Temporal dev server (${path.relative(ROOT, binary) || binary}), state in ${path.relative(ROOT, path.join(DATA, 'temporal.sqlite'))}`);
   server = await startDevServer({
     binary,
     port: TEMPORAL_PORT,

@@ -16,6 +16,7 @@ import { parseAppManifest } from '../lib/app-manifest.js';
 import { findOrBuildTemporalCli } from './temporal-cli.js';
 import { startDevServer, type DevServer } from './temporal-dev-server.js';
 import { buildWorkflowBundle } from './build-workflow-bundle.js';
+import { stopProcess } from './stop-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DATA = process.env.RUNHOOK_DATA_DIR ? path.resolve(process.env.RUNHOOK_DATA_DIR) : path.join(ROOT, '.data');
@@ -54,20 +55,8 @@ async function stop(code = 0): Promise<never> {
   if (stopping) return new Promise<never>(() => {});
   stopping = true;
   say('stopping…');
-  await Promise.all(
-    children.map(
-      ({ proc }) =>
-        new Promise<void>((resolve) => {
-          if (proc.exitCode !== null || proc.signalCode) return resolve();
-          const force = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-          proc.once('exit', () => {
-            clearTimeout(force);
-            resolve();
-          });
-          proc.kill('SIGTERM');
-        }),
-    ),
-  );
+  // Workers get time to hand back in-flight work before they are killed.
+  await Promise.all(children.map(({ proc }) => stopProcess(proc, 15_000)));
   await server?.stop();
   say('stopped');
   process.exit(code);

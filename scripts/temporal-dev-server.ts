@@ -3,6 +3,7 @@ import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../workflows/definitions.js';
 import { ensureSearchAttributes } from './search-attributes.js';
+import { stopProcess } from './stop-process.js';
 
 export interface DevServer {
   address: string;
@@ -81,15 +82,6 @@ export async function startDevServer(opts: {
     address,
     uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : null,
     process: child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode) return resolve();
-        const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        child.once('exit', () => {
-          clearTimeout(force);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopProcess(child),
   };
 }

@@ -1,3 +1,5 @@
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { RunOutcome, RunsRepository } from '../db/repositories/runs.js';
 
 export interface RecordRunDeps {
@@ -19,6 +21,24 @@ export function makeRecordRunActivities(deps: RecordRunDeps) {
         total += n;
         if (n < 5000) return total;
       }
+    },
+    /**
+     * A run row whose workflow never started (the API died between the INSERT and the start, so the
+     * caller never got a 202) would stay queued forever; close it as a failure.
+     */
+    async failOrphanedRuns(olderThanSeconds: number): Promise<number> {
+      const client = Context.current().client;
+      let closed = 0;
+      for (const runId of await deps.runs.staleQueuedRunIds(olderThanSeconds)) {
+        try {
+          await client.workflow.getHandle(runId).describe();
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          const done = await deps.runs.finish({ runId, status: 'failure', statusCode: null, runTimeMs: null, error: 'run was never started (not accepted)' });
+          if (done) closed++;
+        }
+      }
+      return closed;
     },
     async recordRunOutcome(outcome: RunOutcome): Promise<void> {
       const first = await deps.runs.finish(outcome);

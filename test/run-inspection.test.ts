@@ -168,11 +168,16 @@ describe('idempotency keys', () => {
 });
 
 describe('retention', () => {
-  it('prunes stored results past retention through the Temporal schedule, then answers 410', async () => {
+  it('prunes stored results past retention through the Temporal schedule (410), and closes never-started rows', async () => {
     const { runId } = await submit({ keep: 'briefly' });
     await finished(runId);
     expect((await api(`/v4/proj/echo/runs/${runId}/result`)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 2_100));
+    // A row whose workflow never started (API died before the start; no 202 was given).
+    await stack.pool.query(
+      `INSERT INTO runs (run_id, app_id, project_id, app_name, async, status, created_at)
+       VALUES ('orphan-1', 'proj-echo', 'proj', 'echo', true, 'queued', now() - interval '20 minutes')`,
+    );
     const scheduleId = await ensureRetentionSchedule(stack.temporal, stack.config);
     await stack.temporal.schedule.getHandle(scheduleId).trigger();
     const gone = await waitFor(async () => {
@@ -182,6 +187,11 @@ describe('retention', () => {
     expect((await gone.json()).message).toMatch(/retention/);
     const { rows } = await stack.pool.query('SELECT count(*)::int AS n FROM run_payloads WHERE run_id = $1', [runId]);
     expect(rows[0].n).toBe(0);
+    const orphan = await waitFor(async () => {
+      const r = await (await api('/v4/proj/echo/runs/orphan-1')).json();
+      return r.finished_at ? r : null;
+    });
+    expect(orphan).toMatchObject({ status: 'failure', error: 'run was never started (not accepted)' });
     await stack.temporal.schedule.getHandle(scheduleId).delete();
   });
 });

@@ -42,7 +42,7 @@ export async function createWorkers(opts: {
     ...common,
     taskQueue: config.taskQueues.runs,
     ...workflowSource,
-    activities: { recordRunStarted: activities.recordRunStarted, recordRunOutcome: activities.recordRunOutcome, pruneRunPayloads: activities.pruneRunPayloads },
+    activities: { recordRunStarted: activities.recordRunStarted, recordRunOutcome: activities.recordRunOutcome, pruneRunPayloads: activities.pruneRunPayloads, failOrphanedRuns: activities.failOrphanedRuns },
     maxConcurrentWorkflowTaskExecutions: config.workerWorkflowSlots,
     maxConcurrentActivityTaskExecutions: config.workerActivitySlots,
   });

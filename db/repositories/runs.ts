@@ -205,6 +205,16 @@ export function runsRepository(pool: Pool) {
       return rows.length;
     },
 
+    /** Async runs still queued long after creation: candidates for a start that never happened. */
+    async staleQueuedRunIds(olderThanSeconds: number, limit = 500): Promise<string[]> {
+      const { rows } = await pool.query(
+        `SELECT run_id FROM runs WHERE status = 'queued' AND async AND finished_at IS NULL
+           AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+        [olderThanSeconds, limit],
+      );
+      return rows.map((r) => r.run_id);
+    },
+
     async response(runId: string): Promise<{ contentType: string | null; body: Buffer } | null> {
       const { rows } = await pool.query(
         "SELECT content_type, body FROM run_payloads WHERE run_id = $1 AND kind = 'response'",

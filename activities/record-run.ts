@@ -1,11 +1,14 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Pool } from 'pg';
 import type { RunOutcome, RunsRepository } from '../db/repositories/runs.js';
+import type { PriceTable } from '../db/metrics/cost.js';
+import { recordOutcomeWithEvents } from '../db/run-outcome-store.js';
 
 export interface RecordRunDeps {
   runs: RunsRepository;
-  /** Called once per run when its outcome is first recorded (metrics events). */
-  onRunFinished?: (outcome: RunOutcome) => Promise<void>;
+  pool: Pool;
+  prices: PriceTable;
 }
 
 export function makeRecordRunActivities(deps: RecordRunDeps) {
@@ -41,8 +44,7 @@ export function makeRecordRunActivities(deps: RecordRunDeps) {
       return closed;
     },
     async recordRunOutcome(outcome: RunOutcome): Promise<void> {
-      const first = await deps.runs.finish(outcome);
-      if (first && deps.onRunFinished) await deps.onRunFinished(outcome);
+      await recordOutcomeWithEvents(deps.pool, deps.prices, outcome);
     },
   };
 }

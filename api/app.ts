@@ -10,11 +10,15 @@ import type { Config } from '../config/config.js';
 import { createAppDispatcher } from '../lib/app-client.js';
 import repositories from './plugins/repositories.js';
 import { RunLog } from './run-log.js';
+import { createRunEvents, type RunEvents } from './run-events.js';
+import { EventRecorder } from '../db/metrics/event-recorder.js';
+import { priceTable } from '../db/metrics/cost.js';
 import type { WebhookSummaryLookup } from './run-view.js';
 import runsRoutes from './routes/runs.js';
 import auth from './plugins/auth.js';
 import healthRoute from './routes/health.js';
 import runRoute from './routes/run.js';
+import dashboardMetricsRoute from './routes/dashboard-metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,6 +26,7 @@ declare module 'fastify' {
     temporal: Client;
     appDispatcher: Agent;
     runLog: RunLog;
+    events: RunEvents;
     /** Webhook delivery state per run, for run views (replaced by the webhooks feature). */
     webhookSummaries: WebhookSummaryLookup;
   }
@@ -113,9 +118,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('runLog', runLog);
   app.decorate('webhookSummaries', (async () => new Map()) as WebhookSummaryLookup);
   app.addHook('onClose', async () => runLog.close());
+  const recorder = new EventRecorder(deps.pool, { onError: (err) => app.log.warn({ err }, 'event write failed; retrying') });
+  app.decorate('events', createRunEvents(recorder, priceTable(deps.config)));
+  // onClose runs after the server stopped accepting, so every recorded event gets written.
+  app.addHook('onClose', async () => {
+    await recorder.close().catch((err) => app.log.error({ err }, 'events not written at shutdown'));
+  });
   await app.register(auth);
   await app.register(healthRoute);
   await app.register(runRoute);
   await app.register(runsRoutes);
+  await app.register(dashboardMetricsRoute);
   return app;
 }

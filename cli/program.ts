@@ -7,6 +7,7 @@ import { ensureDatabase, migrate } from '../db/migrate.js';
 import { appsRepository, appToJson } from '../db/repositories/apps.js';
 import { serviceAccountsRepository } from '../db/repositories/service-accounts.js';
 import { ManifestError, parseAppManifest } from '../lib/app-manifest.js';
+import { registerEventsCommands } from './events-import.js';
 
 export class CliError extends Error {}
 
@@ -106,6 +107,7 @@ export function buildProgram(out: (line: string) => void, getPool: () => Pool): 
       out(`deleted app ${o.project}-${name}`);
     });
 
+  registerEventsCommands(program, getPool, out);
   return program;
 }
 

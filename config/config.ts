@@ -33,6 +33,9 @@ export const CONFIG_VARS = {
   RESULT_PRUNE_INTERVAL_SECONDS: { kind: 'int', default: '3600', min: 1, max: 86400, doc: 'How often the Temporal schedule prunes bodies past retention.' },
   IDEMPOTENCY_KEY_TTL_SECONDS: { kind: 'int', default: String(24 * 3600), min: 1, max: 30 * 86400, doc: 'How long an Idempotency-Key maps to its run.' },
   WORKFLOW_BUNDLE_PATH: { kind: 'string', default: '', doc: 'Prebuilt workflow bundle (npm run build); empty bundles at start.' },
+  PRICE_CPU_CORE_SECOND_USD: { kind: 'number', default: '0.00000655', min: 0, max: 1, doc: 'Price of one CPU core per second of running time, in USD (dashboard cost).' },
+  PRICE_MEMORY_GB_SECOND_USD: { kind: 'number', default: '0.00000222', min: 0, max: 1, doc: 'Price of one GB of memory per second of running time, in USD (dashboard cost).' },
+  PRICE_GPU_SECOND_USD: { kind: 'string', default: 'TURING_T4=0.000164,ADA_L4=0.000222,AMPERE_A10=0.000306,ADA_L40=0.000542,AMPERE_A100_40GB=0.000583,AMPERE_A100_80GB=0.000694,HOPPER_H100=0.001097', doc: 'Price of one GPU per second by GPU type, as TYPE=usd,TYPE=usd (dashboard cost).' },
 } as const satisfies Record<string, VarSpec>;
 
 export type ConfigName = keyof typeof CONFIG_VARS;
@@ -58,6 +61,10 @@ export interface Config {
   resultRetentionSeconds: number;
   resultPruneIntervalSeconds: number;
   idempotencyKeyTtlSeconds: number;
+  priceCpuCoreSecondUsd: number;
+  priceMemoryGbSecondUsd: number;
+  /** TYPE=usd,…; parsed by priceTable() in db/metrics/cost.ts. */
+  priceGpuSecondUsd: string;
 }
 
 export class ConfigError extends Error {}
@@ -120,6 +127,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     resultRetentionSeconds: v('RESULT_RETENTION_SECONDS'),
     resultPruneIntervalSeconds: v('RESULT_PRUNE_INTERVAL_SECONDS'),
     idempotencyKeyTtlSeconds: v('IDEMPOTENCY_KEY_TTL_SECONDS'),
+    priceCpuCoreSecondUsd: v('PRICE_CPU_CORE_SECOND_USD'),
+    priceMemoryGbSecondUsd: v('PRICE_MEMORY_GB_SECOND_USD'),
+    priceGpuSecondUsd: v('PRICE_GPU_SECOND_USD'),
   };
 }
 

@@ -4,7 +4,8 @@ import type { Pool } from 'pg';
 import type { Config } from '../config/config.js';
 import { createAppDispatcher } from '../lib/app-client.js';
 import { runsRepository } from '../db/repositories/runs.js';
-import { createRunActivities, type ActivityDeps } from '../activities/index.js';
+import { createRunActivities } from '../activities/index.js';
+import { priceTable } from '../db/metrics/cost.js';
 
 const require = createRequire(import.meta.url);
 
@@ -23,12 +24,11 @@ export async function createWorkers(opts: {
   config: Config;
   connection: NativeConnection;
   pool: Pool;
-  onRunFinished?: ActivityDeps['onRunFinished'];
   identity?: string;
 }): Promise<WorkerSet> {
   const { config, connection } = opts;
   const dispatcher = createAppDispatcher();
-  const activities = createRunActivities({ runs: runsRepository(opts.pool), dispatcher, onRunFinished: opts.onRunFinished });
+  const activities = createRunActivities({ runs: runsRepository(opts.pool), pool: opts.pool, prices: priceTable(config), dispatcher });
   const workflowSource = config.workflowBundlePath
     ? { workflowBundle: { codePath: config.workflowBundlePath } }
     : { workflowsPath: require.resolve('../workflows/index.ts') };

@@ -93,11 +93,13 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       }
 
       const createdAt = new Date();
-      const logRun = (status: RunStatus, statusCode: number | null, error: string | null) =>
-        app.runLog.add({
-          runId, appId: target.appId, projectId, appName, status, createdAt, finishedAt: new Date(),
-          runTimeMs: Date.now() - createdAt.getTime(), statusCode, error,
-        });
+      // `eventStatus` is what the dashboard counts: the app's status, the 504 the caller got, or none.
+      const logRun = (status: RunStatus, statusCode: number | null, error: string | null, eventStatus = statusCode) => {
+        const finishedAt = new Date();
+        const runTimeMs = finishedAt.getTime() - createdAt.getTime();
+        app.runLog.add({ runId, appId: target.appId, projectId, appName, status, createdAt, finishedAt, runTimeMs, statusCode, error });
+        app.events.recordRun(target, { ts: finishedAt, status: eventStatus, async: false, runTimeMs });
+      };
       const graceMs = target.responseGracePeriod * 1000;
       const abort = new AbortController();
       const timer = setTimeout(() => abort.abort(new RunTimeoutError()), graceMs);
@@ -115,7 +117,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
         return (reply as FastifyReply).send(res.body);
       } catch (err) {
         if (abort.signal.reason instanceof RunTimeoutError) {
-          logRun('timed_out', null, `no answer within ${target.responseGracePeriod} s`);
+          logRun('timed_out', null, `no answer within ${target.responseGracePeriod} s`, 504);
           throw app.httpErrors.gatewayTimeout(`app ${appName} did not answer within its response_grace_period of ${target.responseGracePeriod} s`);
         }
         logRun(abort.signal.aborted ? 'cancelled' : 'failure', null, (err as Error).message);

@@ -1,0 +1,152 @@
+import type { Pool } from 'pg';
+import type { CostEvent, RequestEvent } from './event-types.js';
+import { insertCostEvents, insertRequestEvents } from './insert-events.js';
+
+export interface EventRecorderOptions {
+  /** Events held in memory at most (queued plus being written); beyond it new events are dropped and counted. */
+  maxBuffered?: number;
+  /** A write starts at least this often while events wait. */
+  flushIntervalMs?: number;
+  /** A write starts at once when this many events wait; also the largest batch per statement. */
+  batchSize?: number;
+  /** Backoff after a failed write, doubling up to maxRetryDelayMs. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  onError?: (err: Error) => void;
+}
+
+export interface RecorderStats {
+  buffered: number;
+  dropped: number;
+  written: number;
+}
+
+/**
+ * Records request and cost events off the hot path: `record*` only appends to memory; a timer writes
+ * batches with one unnest statement each and keeps retrying (with backoff) while PostgreSQL is down.
+ * Nothing is lost unless the in-memory bound is exceeded, and that is counted in `dropped`.
+ */
+export class EventRecorder {
+  private requests: RequestEvent[] = [];
+  private costs: CostEvent[] = [];
+  private inFlight = 0;
+  private dropped = 0;
+  private written = 0;
+  private chain: Promise<void> = Promise.resolve();
+  private pending = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private retryAt = 0;
+  private delay: number;
+  private closed = false;
+  private readonly o: Required<Omit<EventRecorderOptions, 'onError'>> & Pick<EventRecorderOptions, 'onError'>;
+
+  constructor(private readonly pool: Pool, options: EventRecorderOptions = {}) {
+    this.o = {
+      maxBuffered: options.maxBuffered ?? 200_000,
+      flushIntervalMs: options.flushIntervalMs ?? 200,
+      batchSize: options.batchSize ?? 5_000,
+      retryDelayMs: options.retryDelayMs ?? 250,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? 5_000,
+      onError: options.onError,
+    };
+    this.delay = this.o.retryDelayMs;
+    this.timer = setInterval(() => this.tick(), this.o.flushIntervalMs);
+    // Recording must never keep a process alive on its own; close() flushes at shutdown.
+    this.timer.unref();
+  }
+
+  recordRequest(e: RequestEvent): void {
+    if (!this.admit()) return;
+    this.requests.push(e);
+    this.kickWhenFull();
+  }
+
+  recordCost(e: CostEvent): void {
+    if (!this.admit()) return;
+    this.costs.push(e);
+    this.kickWhenFull();
+  }
+
+  stats(): RecorderStats {
+    return { buffered: this.requests.length + this.costs.length + this.inFlight, dropped: this.dropped, written: this.written };
+  }
+
+  private admit(): boolean {
+    if (this.closed || this.stats().buffered >= this.o.maxBuffered) {
+      this.dropped++;
+      return false;
+    }
+    return true;
+  }
+
+  private kickWhenFull(): void {
+    if (this.requests.length + this.costs.length >= this.o.batchSize && this.pending === 0 && Date.now() >= this.retryAt) {
+      queueMicrotask(() => this.tick());
+    }
+  }
+
+  private tick(): void {
+    if (this.pending > 0 || Date.now() < this.retryAt || this.requests.length + this.costs.length === 0) return;
+    this.flush().catch(() => {});
+  }
+
+  /** Writes everything buffered now; rejects when a write fails (the events stay buffered for the retry loop). */
+  flush(): Promise<void> {
+    // Writes are serialised: one statement at a time keeps event order and the in-flight count simple.
+    this.pending++;
+    const run = this.chain.then(async () => {
+      while (this.requests.length + this.costs.length > 0) await this.writeOneBatch();
+    });
+    const done = run.finally(() => this.pending--);
+    this.chain = done.catch(() => {});
+    return done;
+  }
+
+  private async writeOneBatch(): Promise<void> {
+    const req = this.requests.splice(0, this.o.batchSize);
+    const cost = this.costs.splice(0, Math.max(0, this.o.batchSize - req.length));
+    this.inFlight = req.length + cost.length;
+    let reqDone = false;
+    try {
+      await insertRequestEvents(this.pool, req);
+      reqDone = true;
+      await insertCostEvents(this.pool, cost);
+      this.written += req.length + cost.length;
+      this.delay = this.o.retryDelayMs;
+      this.retryAt = 0;
+    } catch (err) {
+      // Each insert is one atomic statement: put back exactly what was not written, in order.
+      if (!reqDone) this.requests = req.concat(this.requests);
+      else this.written += req.length;
+      this.costs = cost.concat(this.costs);
+      this.retryAt = Date.now() + this.delay;
+      this.delay = Math.min(this.delay * 2, this.o.maxRetryDelayMs);
+      this.o.onError?.(err as Error);
+      throw err;
+    } finally {
+      this.inFlight = 0;
+    }
+  }
+
+  /**
+   * Stops accepting events and writes all that are buffered, retrying while PostgreSQL is down,
+   * for at most `timeoutMs`; after that it rejects, saying how many events were not written.
+   */
+  async close(timeoutMs = 30_000): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        await this.flush();
+        return;
+      } catch (err) {
+        if (Date.now() >= deadline) {
+          throw new Error(`event recorder closed with ${this.stats().buffered} events not written: ${(err as Error).message}`);
+        }
+        await new Promise((r) => setTimeout(r, Math.max(0, Math.min(this.retryAt - Date.now(), deadline - Date.now()))));
+      }
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { EventRecorder } from '../../db/metrics/event-recorder.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
+import { costAt, prng, requestAt } from './helpers/event-data.js';
+
+let db: TestDatabase;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+});
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+async function counts(p: pg.Pool = pool) {
+  const { rows } = await p.query(`SELECT (SELECT count(*) FROM request_events)::int AS raw_requests,
+    (SELECT count(*) FROM cost_events)::int AS raw_costs,
+    (SELECT coalesce(sum(n_total), 0) FROM request_rollup_15m)::int AS rolled_requests,
+    (SELECT coalesce(sum(n_events), 0) FROM cost_rollup_1m)::int AS rolled_costs`);
+  return rows[0];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('EventRecorder', () => {
+  it('returns at once, batches in the background, flushes on close; rollups stay current; nothing dropped', async () => {
+    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    let statements = 0;
+    const counting = new pg.Pool({ connectionString: db.url, max: 2 });
+    const q = counting.query.bind(counting);
+    (counting as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      statements++;
+      return (q as (...a: unknown[]) => unknown)(...args);
+    };
+    const rec = new EventRecorder(counting, { flushIntervalMs: 50, batchSize: 1000 });
+    const rnd = prng(3);
+    const t0 = performance.now();
+    for (let i = 0; i < 2500; i++) {
+      rec.recordRequest(requestAt(Date.now() - i * 1000, 'app-a', rnd));
+      if (i % 5 === 0) rec.recordCost(costAt(Date.now() - i * 1000, 'app-a', rnd));
+    }
+    const elapsed = performance.now() - t0;
+    expect(elapsed).toBeLessThan(200);
+    expect(rec.stats().buffered).toBe(3000);
+    await sleep(400);
+    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 3000 });
+    // Batched: a handful of statements (plus one schema probe), not 3000.
+    expect(statements).toBeLessThan(12);
+    for (let i = 0; i < 7; i++) rec.recordRequest(requestAt(Date.now(), 'app-a', rnd));
+    await rec.close();
+    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 3007 });
+    expect(await counts()).toEqual({ raw_requests: 2507, raw_costs: 500, rolled_requests: 2507, rolled_costs: 500 });
+    await counting.end();
+  });
+
+  it('keeps retrying while PostgreSQL is unreachable and writes everything once it is back', async () => {
+    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    const proxy = new TcpProxy({ host: '127.0.0.1', port: Number(new URL(db.url).port || 5432) });
+    await proxy.start();
+    const url = new URL(db.url);
+    url.port = String(proxy.port);
+    const viaProxy = new pg.Pool({ connectionString: url.toString(), max: 2, connectionTimeoutMillis: 1000 });
+    viaProxy.on('error', () => {});
+    const errors: string[] = [];
+    const rec = new EventRecorder(viaProxy, { flushIntervalMs: 20, retryDelayMs: 20, maxRetryDelayMs: 100, onError: (e) => errors.push(e.message) });
+    const rnd = prng(5);
+    rec.recordRequest(requestAt(Date.now(), 'app-b', rnd));
+    await rec.flush();
+    await proxy.cut();
+    for (let i = 0; i < 500; i++) {
+      rec.recordRequest(requestAt(Date.now() - i, 'app-b', rnd));
+      rec.recordCost(costAt(Date.now() - i, 'app-b', rnd));
+    }
+    await sleep(700);
+    expect(errors.length).toBeGreaterThan(2);
+    expect(rec.stats()).toEqual({ buffered: 1000, dropped: 0, written: 1 });
+    await proxy.restore();
+    // close() waits for PostgreSQL to come back rather than give up.
+    await rec.close(20_000);
+    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 1001 });
+    expect(await counts()).toEqual({ raw_requests: 501, raw_costs: 500, rolled_requests: 501, rolled_costs: 500 });
+    await viaProxy.end();
+    await proxy.cut();
+  });
+
+  it('counts events beyond the memory bound as dropped, and only those', async () => {
+    const proxy = new TcpProxy({ host: '127.0.0.1', port: 5432 });
+    await proxy.start();
+    await proxy.cut(); // nothing listens: every write fails
+    const dead = new pg.Pool({ host: '127.0.0.1', port: proxy.port, user: 'postgres', database: db.name, connectionTimeoutMillis: 200 });
+    dead.on('error', () => {});
+    const rec = new EventRecorder(dead, { maxBuffered: 100, flushIntervalMs: 10, retryDelayMs: 10 });
+    const rnd = prng(6);
+    for (let i = 0; i < 130; i++) rec.recordRequest(requestAt(Date.now(), 'app-c', rnd));
+    expect(rec.stats()).toEqual({ buffered: 100, dropped: 30, written: 0 });
+    await expect(rec.close(300)).rejects.toThrow(/100 events not written/);
+    await dead.end();
+  });
+});

@@ -18,6 +18,8 @@ import runsRoutes from './routes/runs.js';
 import auth from './plugins/auth.js';
 import healthRoute from './routes/health.js';
 import runRoute from './routes/run.js';
+import websocket from '@fastify/websocket';
+import websocketProxy from './routes/websocket-proxy.js';
 import dashboardMetricsRoute from './routes/dashboard-metrics.js';
 
 declare module 'fastify' {
@@ -124,10 +126,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await recorder.close().catch((err) => app.log.error({ err }, 'events not written at shutdown'));
   });
+  // Before auth: its onRequest hook marks upgrade requests, so a rejected upgrade's socket is closed.
+  await app.register(websocket, { options: { maxPayload: deps.config.runBodyLimitBytes } });
   await app.register(auth);
   await app.register(healthRoute);
   await app.register(runRoute);
   await app.register(runsRoutes);
+  await app.register(websocketProxy);
   await app.register(dashboardMetricsRoute);
   return app;
 }

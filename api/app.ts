@@ -121,7 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('webhookSummaries', (async () => new Map()) as WebhookSummaryLookup);
   app.addHook('onClose', async () => runLog.close());
   const recorder = new EventRecorder(deps.pool, { onError: (err) => app.log.warn({ err }, 'event write failed; retrying') });
-  app.decorate('events', createRunEvents(recorder, priceTable(deps.config)));
+  app.decorate('events', createRunEvents(recorder, priceTable(deps.config), deps.config.eventRecording));
   // onClose runs after the server stopped accepting, so every recorded event gets written.
   app.addHook('onClose', async () => {
     await recorder.close().catch((err) => app.log.error({ err }, 'events not written at shutdown'));

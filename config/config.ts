@@ -32,6 +32,7 @@ export const CONFIG_VARS = {
   RESULT_RETENTION_SECONDS: { kind: 'int', default: String(7 * 86400), min: 1, max: 3650 * 86400, doc: 'How long run request/response bodies are kept; after it GET .../result answers 410.' },
   RESULT_PRUNE_INTERVAL_SECONDS: { kind: 'int', default: '3600', min: 1, max: 86400, doc: 'How often the Temporal schedule prunes bodies past retention.' },
   IDEMPOTENCY_KEY_TTL_SECONDS: { kind: 'int', default: String(24 * 3600), min: 1, max: 30 * 86400, doc: 'How long an Idempotency-Key maps to its run.' },
+  EVENT_RECORDING: { kind: 'bool', default: 'true', doc: 'Record request and cost events for the dashboard (false only for benchmarks comparing its cost).' },
   WORKFLOW_BUNDLE_PATH: { kind: 'string', default: '', doc: 'Prebuilt workflow bundle (npm run build); empty bundles at start.' },
   PRICE_CPU_CORE_SECOND_USD: { kind: 'number', default: '0.00000655', min: 0, max: 1, doc: 'Price of one CPU core per second of running time, in USD (dashboard cost).' },
   PRICE_MEMORY_GB_SECOND_USD: { kind: 'number', default: '0.00000222', min: 0, max: 1, doc: 'Price of one GB of memory per second of running time, in USD (dashboard cost).' },
@@ -59,6 +60,7 @@ export interface Config {
   workerShutdownGraceMs: number;
   workflowBundlePath: string;
   resultRetentionSeconds: number;
+  eventRecording: boolean;
   resultPruneIntervalSeconds: number;
   idempotencyKeyTtlSeconds: number;
   priceCpuCoreSecondUsd: number;
@@ -125,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerShutdownGraceMs: v('WORKER_SHUTDOWN_GRACE_MS'),
     workflowBundlePath: v('WORKFLOW_BUNDLE_PATH'),
     resultRetentionSeconds: v('RESULT_RETENTION_SECONDS'),
+    eventRecording: v('EVENT_RECORDING'),
     resultPruneIntervalSeconds: v('RESULT_PRUNE_INTERVAL_SECONDS'),
     idempotencyKeyTtlSeconds: v('IDEMPOTENCY_KEY_TTL_SECONDS'),
     priceCpuCoreSecondUsd: v('PRICE_CPU_CORE_SECOND_USD'),

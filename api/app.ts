@@ -21,6 +21,10 @@ import runRoute from './routes/run.js';
 import websocket from '@fastify/websocket';
 import websocketProxy from './routes/websocket-proxy.js';
 import dashboardMetricsRoute from './routes/dashboard-metrics.js';
+import webhooksPlugin from './plugins/webhooks.js';
+import webhookRoutes from './routes/webhooks.js';
+import payloadCodecRoute from './routes/payload-codec.js';
+import { webhooksRepository } from '../db/repositories/webhooks.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -87,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       security: [{ bearer: [] }],
       tags: [
         { name: 'runs', description: 'Run apps synchronously or asynchronously' },
+        { name: 'webhooks', description: 'Webhook delivery log and redelivery of a run' },
         { name: 'metrics', description: 'Dashboard metrics of an app' },
         { name: 'health', description: 'Service health' },
       ],
@@ -118,7 +123,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(repositories, { pool: deps.pool });
   const runLog = new RunLog(app.repos.runs, app.log);
   app.decorate('runLog', runLog);
-  app.decorate('webhookSummaries', (async () => new Map()) as WebhookSummaryLookup);
+  const webhookDeliveries = webhooksRepository(deps.pool);
+  app.decorate('webhookSummaries', ((runIds) => webhookDeliveries.summaries(runIds)) as WebhookSummaryLookup);
   app.addHook('onClose', async () => runLog.close());
   const recorder = new EventRecorder(deps.pool, { onError: (err) => app.log.warn({ err }, 'event write failed; retrying') });
   app.decorate('events', createRunEvents(recorder, priceTable(deps.config), deps.config.eventRecording));
@@ -130,8 +136,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(websocket, { options: { maxPayload: deps.config.runBodyLimitBytes } });
   await app.register(auth);
   await app.register(healthRoute);
+  await app.register(webhooksPlugin, { pool: deps.pool });
   await app.register(runRoute);
   await app.register(runsRoutes);
+  await app.register(webhookRoutes);
+  await app.register(payloadCodecRoute);
   await app.register(websocketProxy);
   await app.register(dashboardMetricsRoute);
   return app;

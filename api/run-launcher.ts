@@ -2,15 +2,31 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config/config.js';
 import type { App } from '../db/repositories/apps.js';
 import type { RunsRepository } from '../db/repositories/runs.js';
+import type { WebhooksRepository } from '../db/repositories/webhooks.js';
 import { MAX_RUN_MS, SEARCH_ATTRIBUTES, type RunAppInput } from '../workflows/definitions.js';
 import type { runAppWorkflow } from '../workflows/run-app.js';
 
 export class RunNotAcceptedError extends Error {}
 
+/** A run request's webhook: the endpoint, and X-Webhook-Secret already sealed with the codec key. */
+export interface WebhookRequest {
+  endpoint: string;
+  secretSealed: Buffer | null;
+}
+
 /** Persists the run and its body, then starts its workflow; resolves only once both are durable. */
-export async function launchAsyncRun(deps: { config: Config; temporal: Client; runs: RunsRepository }, app: App, runId: string, body: Buffer, webhookEndpoint: string | null): Promise<void> {
+export async function launchAsyncRun(
+  deps: { config: Config; temporal: Client; runs: RunsRepository; webhooks?: WebhooksRepository },
+  app: App,
+  runId: string,
+  body: Buffer,
+  webhook: WebhookRequest | null,
+): Promise<void> {
   const { config, temporal, runs } = deps;
-  await runs.createQueued({ runId, appId: app.appId, projectId: app.projectId, appName: app.name, async: true, requestBody: body, webhookEndpoint });
+  if (webhook && !deps.webhooks) throw new Error('launchAsyncRun: a webhook needs the webhooks repository');
+  await runs.createQueued({ runId, appId: app.appId, projectId: app.projectId, appName: app.name, async: true, requestBody: body, webhookEndpoint: webhook?.endpoint ?? null });
+  // Delivery 0 exists before the run starts, so GET …/webhook answers "pending" from the first moment.
+  if (webhook) await deps.webhooks!.createFirstDelivery({ runId, endpoint: webhook.endpoint, secretSealed: webhook.secretSealed });
   const runTimeoutMs = Math.min(app.responseGracePeriod * 1000, config.runMaxSeconds * 1000, MAX_RUN_MS);
   const input: RunAppInput = {
     runId,
@@ -21,6 +37,8 @@ export async function launchAsyncRun(deps: { config: Config; temporal: Client; r
     runTimeoutMs,
     heartbeatTimeoutMs: config.appCallHeartbeatMs,
     appCallTaskQueue: config.taskQueues.appCalls,
+    // Set only with a webhook: runs without one keep exactly their former input and commands.
+    ...(webhook ? { webhook: { endpoint: webhook.endpoint, signed: webhook.secretSealed !== null, taskQueue: config.taskQueues.webhooks } } : {}),
   };
   try {
     await temporal.workflow.start<typeof runAppWorkflow>('runAppWorkflow', {

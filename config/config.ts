@@ -36,6 +36,11 @@ export const CONFIG_VARS = {
   WORKFLOW_BUNDLE_PATH: { kind: 'string', default: '', doc: 'Prebuilt workflow bundle (npm run build); empty bundles at start.' },
   PRICE_CPU_CORE_SECOND_USD: { kind: 'number', default: '0.00000655', min: 0, max: 1, doc: 'Price of one CPU core per second of running time, in USD (dashboard cost).' },
   PRICE_MEMORY_GB_SECOND_USD: { kind: 'number', default: '0.00000222', min: 0, max: 1, doc: 'Price of one GB of memory per second of running time, in USD (dashboard cost).' },
+  PAYLOAD_CODEC_KEY: { kind: 'string', default: '', doc: 'AES-256-GCM key (base64, 32 bytes) encrypting Temporal payloads and stored webhook secrets; every API and worker process needs the same key. Empty: payloads in plaintext and runs with X-Webhook-Secret are refused.' },
+  PAYLOAD_CODEC_ENDPOINT: { kind: 'bool', default: 'false', doc: 'Serve /codec/encode and /codec/decode for the Temporal Web UI (--ui-codec-endpoint); unauthenticated, so only behind your own access control.' },
+  WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: { kind: 'bool', default: 'false', doc: 'Allow webhook endpoints that resolve to loopback, private, link-local or metadata addresses (local stack and tests).' },
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: { kind: 'int', default: '10000', min: 100, max: 60000, doc: 'Timeout of one webhook delivery attempt; a timeout counts as a network error (retried).' },
+  WORKER_WEBHOOK_SLOTS: { kind: 'int', default: '100', min: 1, max: 10000, doc: 'Concurrent webhook delivery attempts per worker.' },
   PRICE_GPU_SECOND_USD: { kind: 'string', default: 'TURING_T4=0.000164,ADA_L4=0.000222,AMPERE_A10=0.000306,ADA_L40=0.000542,AMPERE_A100_40GB=0.000583,AMPERE_A100_80GB=0.000694,HOPPER_H100=0.001097', doc: 'Price of one GPU per second by GPU type, as TYPE=usd,TYPE=usd (dashboard cost).' },
 } as const satisfies Record<string, VarSpec>;
 
@@ -67,6 +72,12 @@ export interface Config {
   priceMemoryGbSecondUsd: number;
   /** TYPE=usd,…; parsed by priceTable() in db/metrics/cost.ts. */
   priceGpuSecondUsd: string;
+  /** Base64 of 32 bytes, or '' (no payload encryption, signed webhooks refused). */
+  payloadCodecKey: string;
+  payloadCodecEndpoint: boolean;
+  webhookAllowPrivateDestinations: boolean;
+  webhookAttemptTimeoutMs: number;
+  workerWebhookSlots: number;
 }
 
 export class ConfigError extends Error {}
@@ -133,7 +144,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     priceCpuCoreSecondUsd: v('PRICE_CPU_CORE_SECOND_USD'),
     priceMemoryGbSecondUsd: v('PRICE_MEMORY_GB_SECOND_USD'),
     priceGpuSecondUsd: v('PRICE_GPU_SECOND_USD'),
+    payloadCodecKey: codecKey(v<string>('PAYLOAD_CODEC_KEY')),
+    payloadCodecEndpoint: v('PAYLOAD_CODEC_ENDPOINT'),
+    webhookAllowPrivateDestinations: v('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS'),
+    webhookAttemptTimeoutMs: v('WEBHOOK_ATTEMPT_TIMEOUT_MS'),
+    workerWebhookSlots: v('WORKER_WEBHOOK_SLOTS'),
   };
+}
+
+function codecKey(value: string): string {
+  const key = value.trim();
+  // Checked here so a truncated key stops the process at start, not at the first signed webhook.
+  if (key && (!/^[A-Za-z0-9+/]+={0,2}$/.test(key) || Buffer.from(key, 'base64').length !== 32)) {
+    throw new ConfigError('invalid PAYLOAD_CODEC_KEY: expected the base64 of 32 random bytes (openssl rand -base64 32)');
+  }
+  return key;
 }
 
 /** For process entry points: a bad value stops the process with a message naming it. */

@@ -98,6 +98,8 @@ async function main() {
     PAYLOAD_CODEC_KEY: codecKey,
     // The demo app and demo webhook receivers live on this machine.
     WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: process.env.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS ?? 'true',
+    // The local Web UI decrypts payloads through the API's codec endpoint (loopback only).
+    PAYLOAD_CODEC_ENDPOINT: process.env.PAYLOAD_CODEC_ENDPOINT ?? 'true',
   };
   const config = loadConfigOrExit({ ...process.env, ...env });
 
@@ -115,6 +117,7 @@ async function main() {
     binary,
     port: TEMPORAL_PORT,
     uiPort: TEMPORAL_UI_PORT,
+    uiCodecEndpoint: config.payloadCodecEndpoint ? `http://127.0.0.1:${config.port}/codec` : undefined,
     dbFile: path.join(DATA, 'temporal.sqlite'),
     logFile: createWriteStream(path.join(DATA, 'temporal.log'), { flags: 'a' }),
   });

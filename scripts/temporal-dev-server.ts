@@ -50,6 +50,8 @@ export async function startDevServer(opts: {
   binary: string;
   port?: number;
   uiPort?: number | null;
+  /** Remote payload codec the Web UI calls to show encrypted payloads (the API's /codec). */
+  uiCodecEndpoint?: string;
   dbFile?: string;
   logFile?: NodeJS.WritableStream;
   startTimeoutMs?: number;
@@ -59,6 +61,7 @@ export async function startDevServer(opts: {
     '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
     '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=NORMAL'];
   if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
+  if (opts.uiPort && opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   else args.push('--headless');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   const child = spawn(opts.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });

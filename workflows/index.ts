@@ -1,2 +1,3 @@
 export { runAppWorkflow } from './run-app.js';
 export { pruneRunPayloadsWorkflow } from './prune-run-payloads.js';
+export { deliverWebhookWorkflow } from './deliver-webhook.js';

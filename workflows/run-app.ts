@@ -15,6 +15,7 @@ import {
   type RunAppResult,
   type RunStatus,
 } from './definitions.js';
+import { startWebhookDelivery } from './start-webhook-delivery.js';
 
 // Bookkeeping must survive a PostgreSQL outage, so it retries without a limit (capped backoff).
 const { recordRunStarted, recordRunOutcome } = proxyActivities<RunActivities>({
@@ -66,6 +67,8 @@ export async function runAppWorkflow(input: RunAppInput): Promise<RunAppResult> 
     recordRunOutcome({ runId: input.runId, status, statusCode: outcome.statusCode, runTimeMs: outcome.runTimeMs, error: outcome.error ?? null }),
   );
   setStatus(status);
+  // Only runs that asked for a webhook add this command, so histories of all other runs replay as before.
+  if (input.webhook) await startWebhookDelivery(input.runId, input.webhook);
   // Rethrowing the cancellation closes the workflow as Cancelled in the Web UI, after the outcome is safe.
   if (cancelled) throw cancelled;
   return { runId: input.runId, status, statusCode: outcome.statusCode, runTimeMs: outcome.runTimeMs };

@@ -6,6 +6,8 @@ import type { RunStatus } from '../../workflows/definitions.js';
 import { AppUnreachableError, callApp } from '../../lib/app-client.js';
 import { createAppLookup } from '../app-lookup.js';
 import { launchAsyncRun, RunNotAcceptedError } from '../run-launcher.js';
+import { webhookRequestOf } from '../webhook-request.js';
+import type { SyncRunRecord } from '../../db/repositories/runs.js';
 import { AsyncAccepted, RunParams, RunQuery } from '../schemas/run.js';
 import { authErrors, errorResponse } from '../schemas/common.js';
 
@@ -52,12 +54,12 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
         response: {
           202: AsyncAccepted,
           409: errorResponse('The Idempotency-Key was already used with a different body.'),
-          400: errorResponse('The body is not JSON or a parameter is invalid.'),
+          400: errorResponse('The body is not JSON or a parameter is invalid (webhookEndpoint: not an absolute http(s) URL, or not a public destination).'),
           ...authErrors,
           404: errorResponse('No app of that name in the project.'),
           413: errorResponse('The body exceeds the configured limit.'),
           502: errorResponse('The app could not be reached.'),
-          503: errorResponse('The run could not be accepted (Temporal unavailable).'),
+          503: errorResponse('The run could not be accepted (Temporal unavailable), or X-Webhook-Secret was sent to a server without PAYLOAD_CODEC_KEY.'),
           504: errorResponse('The app did not answer within its response_grace_period.'),
         },
       },
@@ -68,6 +70,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       if (!target) throw app.httpErrors.notFound(`app ${appName} not found in project ${projectId}`);
       const body = (request.body as Buffer | undefined) ?? Buffer.from('{}');
       const runId = uuidv7();
+      const webhook = await webhookRequestOf(app.config, request, request.query.webhookEndpoint, runId);
       reply.header('x-run-id', runId);
 
       if (request.query.async) {
@@ -83,7 +86,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
           }
         }
         try {
-          await launchAsyncRun({ config: app.config, temporal: app.temporal, runs: app.repos.runs }, target, runId, body, null);
+          await launchAsyncRun({ config: app.config, temporal: app.temporal, runs: app.repos.runs, webhooks: app.webhooks.repo }, target, runId, body, webhook);
         } catch (err) {
           if (key) await app.repos.runs.releaseIdempotencyKey(target.appId, key, runId).catch(() => {});
           if (err instanceof RunNotAcceptedError) throw app.httpErrors.serviceUnavailable(err.message);
@@ -93,11 +96,30 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       }
 
       const createdAt = new Date();
+      // With a webhook, the run goes to the webhook outbox only once the caller's response is out,
+      // so neither PostgreSQL nor Temporal nor the receiver can delay or change that response.
+      let forWebhook: { row: SyncRunRecord; response: { contentType: string | null; body: Buffer } | null } | null = null;
+      let responded = false;
+      const handOverWebhook = () => {
+        if (!webhook || !forWebhook || !responded) return;
+        app.webhooks.outbox.afterSyncRun(forWebhook.row, forWebhook.response, { runId, ...webhook });
+        forWebhook = null;
+      };
+      if (webhook) {
+        reply.raw.once('close', () => {
+          responded = true;
+          handOverWebhook();
+        });
+      }
       // `eventStatus` is what the dashboard counts: the app's status, the 504 the caller got, or none.
-      const logRun = (status: RunStatus, statusCode: number | null, error: string | null, eventStatus = statusCode) => {
+      const logRun = (status: RunStatus, statusCode: number | null, error: string | null, eventStatus = statusCode, response: { contentType: string | null; body: Buffer } | null = null) => {
         const finishedAt = new Date();
         const runTimeMs = finishedAt.getTime() - createdAt.getTime();
-        app.runLog.add({ runId, appId: target.appId, projectId, appName, status, createdAt, finishedAt, runTimeMs, statusCode, error });
+        const row: SyncRunRecord = { runId, appId: target.appId, projectId, appName, status, createdAt, finishedAt, runTimeMs, statusCode, error };
+        if (webhook) {
+          forWebhook = { row, response };
+          handOverWebhook();
+        } else app.runLog.add(row);
         app.events.recordRun(target, { ts: finishedAt, status: eventStatus, async: false, runTimeMs });
       };
       const graceMs = target.responseGracePeriod * 1000;
@@ -110,7 +132,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       reply.raw.once('close', onClose);
       try {
         const res = await callApp({ url: target.url, runId, body, dispatcher: app.appDispatcher, signal: abort.signal });
-        logRun(res.statusCode >= 200 && res.statusCode < 300 ? 'succeeded' : 'failure', res.statusCode, null);
+        logRun(res.statusCode >= 200 && res.statusCode < 300 ? 'succeeded' : 'failure', res.statusCode, null, res.statusCode, { contentType: res.contentType, body: res.body });
         reply.code(res.statusCode);
         if (res.contentType) reply.header('content-type', res.contentType);
         // The app's bytes go out untouched; no response schema applies to them.

@@ -18,7 +18,7 @@ export interface RunRecord {
   payloadsPrunedAt: Date | null;
 }
 
-function toRun(r: Record<string, any>): RunRecord {
+export function toRun(r: Record<string, any>): RunRecord {
   return {
     runId: r.run_id,
     appId: r.app_id,

@@ -55,6 +55,9 @@ export async function startStack(opts: { worker?: boolean; env?: Partial<Record<
     WORKER_SHUTDOWN_GRACE_MS: '0',
     PORT: '0',
     LOG_LEVEL: 'warn',
+    // Webhook receivers in tests listen on loopback; secrets are sealed with a throwaway key.
+    WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'),
     ...(opts.env as Record<string, string>),
   };
   const config = loadConfig(env);

@@ -1,0 +1,127 @@
+import path from 'node:path';
+import type { BenchStack } from './bench-stack.js';
+import type { NginxPair } from './nginx.js';
+import { runWrk, writePostScript, type HttpCell } from './wrk.js';
+import { cpuMsOf } from './process-cpu.js';
+
+export const SYNC_TARGETS = ['direct', 'nginx proxy', '/run', '/run (recording off)'] as const;
+export type SyncTarget = (typeof SYNC_TARGETS)[number];
+
+export interface SyncOverheadOptions {
+  stack: BenchStack;
+  nginx: NginxPair;
+  wrk: string;
+  dir: string;
+  seconds: number;
+  warmupSeconds: number;
+  /** API names in the stack: recording on (required) and off (optional row). */
+  apiName: string;
+  apiNoRecordingName?: string;
+  log: (line: string) => void;
+}
+
+export interface SyncCell extends HttpCell {
+  /**
+   * CPU time the server under test spent per answered request, in µs: the nginx app for direct,
+   * the proxying nginx for nginx proxy, the API process for /run (the app's share excluded). Unlike
+   * req/s it hardly moves when other work shares the machine.
+   */
+  serverCpuUsPerRequest: number;
+}
+
+export interface SyncOverheadResult {
+  scenario: 'sync';
+  secondsPerCell: number;
+  requestBody: string;
+  cells: Record<string, { c1: SyncCell; c32: SyncCell }>;
+  requestEventsRecorded: number;
+  ratios: {
+    runVsNginxProxyThroughputC32: number;
+    runAddedP50OverDirectC1Ms: number;
+    nginxProxyVsDirectThroughputC32: number;
+    recordingOnVsOffThroughputC32: number | null;
+  };
+  targets: { runVsNginxProxyThroughputC32: string; runAddedP50OverDirectC1Ms: string };
+  met: { throughput: boolean; latency: boolean };
+}
+
+const PROJECT = 'bench';
+const APP = 'static';
+const BODY = '{"input":"bench","n":1}';
+
+/**
+ * Requests/s and p50/p99 at concurrency 1 and 32 for one static JSON app called directly, through
+ * nginx proxy_pass with keepalive, and through /run (auth, run log and event recording on), and,
+ * when that API runs, through /run with event recording off. Every target gets the same request.
+ */
+export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<SyncOverheadResult> {
+  const { stack, log } = o;
+  await stack.deploy(PROJECT, APP, o.nginx.appUrl);
+  const token = await stack.token(PROJECT);
+  const script = await writePostScript(path.join(o.dir, 'post.lua'), BODY, {
+    'Content-Type': 'application/json',
+    Authorization: `Bearer ${token}`,
+  });
+  const runPath = `/v4/${PROJECT}/${APP}/run`;
+  const urls: Partial<Record<SyncTarget, string>> = {
+    direct: o.nginx.appUrl,
+    'nginx proxy': o.nginx.proxyUrl,
+    '/run': stack.apis[o.apiName] + runPath,
+  };
+  if (o.apiNoRecordingName) urls['/run (recording off)'] = stack.apis[o.apiNoRecordingName] + runPath;
+
+  // A wrong token or URL would make every target "fast"; check each answers the static JSON first.
+  for (const [name, url] of Object.entries(urls)) {
+    const res = await fetch(url, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } });
+    const text = await res.text();
+    if (res.status !== 200 || !text.includes('"answer":42')) throw new Error(`${name} (${url}) answered ${res.status} ${text.slice(0, 200)}`);
+  }
+
+  const serverPids: Record<string, () => number[]> = {
+    direct: o.nginx.appPids,
+    'nginx proxy': o.nginx.proxyPids,
+    '/run': () => [stack.apiPids[o.apiName]],
+    '/run (recording off)': () => (o.apiNoRecordingName ? [stack.apiPids[o.apiNoRecordingName]] : []),
+  };
+  const measure = async (name: string, url: string, connections: number): Promise<SyncCell> => {
+    const pids = serverPids[name]();
+    const cpu0 = cpuMsOf(pids);
+    const cell = await runWrk({ wrk: o.wrk, url, connections, seconds: o.seconds, script });
+    const cpuMs = cpuMsOf(pids) - cpu0;
+    return { ...cell, serverCpuUsPerRequest: Math.round((cpuMs * 1000 * 10) / Math.max(1, cell.requests)) / 10 };
+  };
+
+  const cells: SyncOverheadResult['cells'] = {};
+  for (const [name, url] of Object.entries(urls)) {
+    log(`sync: ${name}: warm-up ${o.warmupSeconds}s, then ${o.seconds}s at c=1 and ${o.seconds}s at c=32`);
+    await runWrk({ wrk: o.wrk, url, connections: 32, seconds: o.warmupSeconds, script });
+    const c1 = await measure(name, url, 1);
+    const c32 = await measure(name, url, 32);
+    for (const [c, cell] of [['c=1', c1], ['c=32', c32]] as const) {
+      if (cell.errors) log(`sync: ${name} ${c}: ${cell.errors} errors (non-2xx or socket) out of ${cell.requests}`);
+    }
+    cells[name] = { c1, c32 };
+  }
+
+  // Events are written in batches a little after the answers; give the last batch time to land.
+  await new Promise((r) => setTimeout(r, 1_000));
+  const { rows } = await stack.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM request_events WHERE app_id = $1', [`${PROJECT}-${APP}`]);
+
+  const run = cells['/run'];
+  const ratios = {
+    runVsNginxProxyThroughputC32: run.c32.rps / cells['nginx proxy'].c32.rps,
+    runAddedP50OverDirectC1Ms: run.c1.p50ms - cells.direct.c1.p50ms,
+    nginxProxyVsDirectThroughputC32: cells['nginx proxy'].c32.rps / cells.direct.c32.rps,
+    recordingOnVsOffThroughputC32: cells['/run (recording off)'] ? run.c32.rps / cells['/run (recording off)'].c32.rps : null,
+  };
+  return {
+    scenario: 'sync',
+    secondsPerCell: o.seconds,
+    requestBody: BODY,
+    cells,
+    requestEventsRecorded: rows[0].n,
+    ratios,
+    targets: { runVsNginxProxyThroughputC32: '>= 0.5', runAddedP50OverDirectC1Ms: '< 1' },
+    met: { throughput: ratios.runVsNginxProxyThroughputC32 >= 0.5, latency: ratios.runAddedP50OverDirectC1Ms < 1 },
+  };
+}

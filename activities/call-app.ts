@@ -23,6 +23,10 @@ export function makeCallAppActivity(deps: CallAppDeps) {
     try {
       const res = await callApp({ url: input.url, runId: input.runId, body, dispatcher: deps.dispatcher, signal: ctx.cancellationSignal });
       const runTimeMs = Math.round(performance.now() - started);
+      // Served with the Core runtime's Prometheus metrics of the worker (WORKER_METRICS_ADDRESS).
+      ctx.metricMeter
+        .createHistogram('runhook_app_call_latency', 'int', 'ms', 'Time from calling an app to its full response')
+        .record(runTimeMs, { status_class: `${Math.floor(res.statusCode / 100)}xx` });
       await deps.runs.storeResponse(input.runId, res.contentType, res.body);
       return { statusCode: res.statusCode, runTimeMs };
     } catch (err) {

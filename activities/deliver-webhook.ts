@@ -8,6 +8,7 @@ import { DESTINATION_REFUSED, isNonPublicAddress } from '../lib/webhook-destinat
 import { openWebhookSecret, SecretUnavailableError } from '../lib/webhook-secret-box.js';
 import { REQUEST_ID_HEADER, signatureHeaders } from '../lib/webhook-signature.js';
 import {
+  WEBHOOK_MAX_ATTEMPTS,
   WEBHOOK_MAX_RETRY_DELAY_MS,
   WEBHOOK_REJECTED,
   WEBHOOK_UNDELIVERABLE,
@@ -70,14 +71,57 @@ export function makeDeliverWebhookActivities(deps: DeliverWebhookDeps) {
     }
   }
 
+  /**
+   * The delivery's final state, recorded once (the first call wins); "all attempts failed" is
+   * logged with the run id and counted. Returns the attempts made.
+   */
+  async function finishDelivery(input: DeliverWebhookInput, state: 'delivered' | 'failed', error: string | null): Promise<number> {
+    const first = await deps.webhooks.finish(input.runId, input.delivery, state, error);
+    const delivery = (await deps.webhooks.deliveriesOf(input.runId)).find((d) => d.delivery === input.delivery);
+    const attempts = delivery?.attempts.length ?? 0;
+    if (!first) return attempts;
+    Context.current()
+      .metricMeter.createCounter('runhook_webhook_deliveries', '', 'Webhook deliveries finished, by outcome (delivered or failed)')
+      .add(1, { outcome: state });
+    if (state === 'failed') {
+      logFailure({
+        level: 'warn',
+        msg: 'webhook delivery failed',
+        run_id: input.runId,
+        delivery: input.delivery,
+        attempts,
+        // The origin only: paths and query strings of endpoints can carry tokens.
+        destination: delivery ? new URL(delivery.endpoint).origin : null,
+        error,
+      });
+    }
+    return attempts;
+  }
+
+  /** A failure that ends the delivery: recorded as failed first, so the workflow has nothing left to do. */
+  async function giveUp(input: DeliverWebhookInput, message: string, type: string, details?: unknown[]): Promise<never> {
+    await finishDelivery(input, 'failed', message);
+    throw receiverFailure(message, type, true, details ? { details } : {});
+  }
+
   return {
-    /** One attempt: build the body from PostgreSQL, sign it, POST it, record it, and throw per the retry table. */
-    async deliverWebhook(input: DeliverWebhookInput): Promise<{ statusCode: number; attempt: number }> {
+    /**
+     * One attempt: build the body from PostgreSQL, sign it, POST it, record it, and throw per the
+     * retry table. The attempt number comes from the delivery log, not the activity's own counter,
+     * so the cap of 3 holds even when a worker dies mid-delivery and another one picks it up. The
+     * final state is recorded here too, so a delivery costs one workflow task in the common case.
+     */
+    async deliverWebhook(input: DeliverWebhookInput): Promise<{ statusCode: number | null; attempt: number }> {
       const ctx = Context.current();
-      const attempt = ctx.info.attempt;
       const found = await deps.webhooks.forAttempt(input.runId, input.delivery);
       if (!found) throw ApplicationFailure.nonRetryable(`no webhook delivery ${input.delivery} recorded for run ${input.runId}`, WEBHOOK_UNDELIVERABLE);
-      const { delivery, run } = found;
+      const { delivery, run, attemptsMade } = found;
+      // Already finished (a retried task after a crash that followed the answer): never POST again.
+      if (delivery.state === 'delivered') return { statusCode: null, attempt: attemptsMade };
+      if (delivery.state === 'failed') throw receiverFailure(delivery.error ?? 'webhook delivery failed', WEBHOOK_UNDELIVERABLE, true);
+      const attempt = attemptsMade + 1;
+      if (attempt > WEBHOOK_MAX_ATTEMPTS) return giveUp(input, delivery.error ?? `no answer after ${WEBHOOK_MAX_ATTEMPTS} attempts`, WEBHOOK_UNDELIVERABLE);
+      const last = attempt === WEBHOOK_MAX_ATTEMPTS;
       // A late answer stored after a timeout is not the run's response (the run has no status code then).
       const body = buildWebhookBody(run, run.statusCode !== null ? found.response : null);
       const startedAt = new Date();
@@ -89,7 +133,7 @@ export function makeDeliverWebhookActivities(deps: DeliverWebhookDeps) {
         } catch (err) {
           if (!(err instanceof SecretUnavailableError)) throw err;
           await record(input, attempt, startedAt, null, err.message, 'rejected');
-          throw ApplicationFailure.nonRetryable(err.message, WEBHOOK_UNDELIVERABLE);
+          return giveUp(input, err.message, WEBHOOK_UNDELIVERABLE);
         }
       }
       const url = new URL(delivery.endpoint);
@@ -98,7 +142,7 @@ export function makeDeliverWebhookActivities(deps: DeliverWebhookDeps) {
       if (!deps.allowPrivateDestinations && isIP(host) && isNonPublicAddress(host)) {
         const message = `webhook destination ${host} is not a public address`;
         await record(input, attempt, startedAt, null, message, 'rejected');
-        throw receiverFailure(message, WEBHOOK_UNDELIVERABLE, true);
+        return giveUp(input, message, WEBHOOK_UNDELIVERABLE);
       }
 
       const headers: Record<string, string> = {
@@ -125,7 +169,7 @@ export function makeDeliverWebhookActivities(deps: DeliverWebhookDeps) {
         const refused = (err as { code?: string }).code === DESTINATION_REFUSED || (err as { cause?: { code?: string } }).cause?.code === DESTINATION_REFUSED;
         const message = describeError(err, timeout.aborted, deps.attemptTimeoutMs);
         await record(input, attempt, startedAt, null, message, refused ? 'rejected' : 'retry');
-        if (refused) throw receiverFailure(message, WEBHOOK_UNDELIVERABLE, true);
+        if (refused || last) return giveUp(input, message, WEBHOOK_UNDELIVERABLE);
         if (ctx.cancellationSignal.aborted) throw err;
         // A network error or timeout: retried, like the table says.
         throw receiverFailure(message, 'WebhookNetworkError', false);
@@ -133,31 +177,19 @@ export function makeDeliverWebhookActivities(deps: DeliverWebhookDeps) {
 
       const outcome = classifyStatus(statusCode);
       await record(input, attempt, startedAt, statusCode, outcome === 'delivered' ? null : `HTTP ${statusCode}`, outcome);
-      if (outcome === 'delivered') return { statusCode, attempt };
-      if (outcome === 'rejected') {
-        throw receiverFailure(`receiver answered HTTP ${statusCode}`, WEBHOOK_REJECTED, true, { details: [{ statusCode }] });
+      if (outcome === 'delivered') {
+        await finishDelivery(input, 'delivered', null);
+        return { statusCode, attempt };
       }
-      throw receiverFailure(`receiver answered HTTP ${statusCode}`, 'WebhookRetryableStatus', false, { details: [{ statusCode }], nextRetryDelay: retryAfter });
+      const message = `receiver answered HTTP ${statusCode}`;
+      if (outcome === 'rejected') return giveUp(input, message, WEBHOOK_REJECTED, [{ statusCode }]);
+      if (last) return giveUp(input, message, WEBHOOK_UNDELIVERABLE, [{ statusCode }]);
+      throw receiverFailure(message, 'WebhookRetryableStatus', false, { details: [{ statusCode }], nextRetryDelay: retryAfter });
     },
 
-    /** The delivery's final state, recorded once; all attempts failed is logged with the run id. Returns the attempts made. */
+    /** Records the final state if the attempts did not (the activity itself failed or timed out); returns the attempts made. */
     async recordWebhookState(input: DeliverWebhookInput & { state: 'delivered' | 'failed'; error: string | null }): Promise<number> {
-      const first = await deps.webhooks.finish(input.runId, input.delivery, input.state, input.error);
-      const delivery = (await deps.webhooks.deliveriesOf(input.runId)).find((d) => d.delivery === input.delivery);
-      const attempts = delivery?.attempts.length ?? 0;
-      if (first && input.state === 'failed') {
-        logFailure({
-          level: 'warn',
-          msg: 'webhook delivery failed',
-          run_id: input.runId,
-          delivery: input.delivery,
-          attempts,
-          // The origin only: paths and query strings of endpoints can carry tokens.
-          destination: delivery ? new URL(delivery.endpoint).origin : null,
-          error: input.error,
-        });
-      }
-      return attempts;
+      return finishDelivery(input, input.state, input.error);
     },
   };
 }

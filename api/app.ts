@@ -24,6 +24,7 @@ import dashboardMetricsRoute from './routes/dashboard-metrics.js';
 import webhooksPlugin from './plugins/webhooks.js';
 import webhookRoutes from './routes/webhooks.js';
 import payloadCodecRoute from './routes/payload-codec.js';
+import metricsPlugin from './plugins/metrics.js';
 import { webhooksRepository } from '../db/repositories/webhooks.js';
 
 declare module 'fastify' {
@@ -134,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // Before auth: its onRequest hook marks upgrade requests, so a rejected upgrade's socket is closed.
   await app.register(websocket, { options: { maxPayload: deps.config.runBodyLimitBytes } });
+  await app.register(metricsPlugin, { recorder });
   await app.register(auth);
   await app.register(healthRoute);
   await app.register(webhooksPlugin, { pool: deps.pool });

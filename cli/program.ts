@@ -8,6 +8,7 @@ import { appsRepository, appToJson } from '../db/repositories/apps.js';
 import { serviceAccountsRepository } from '../db/repositories/service-accounts.js';
 import { ManifestError, parseAppManifest } from '../lib/app-manifest.js';
 import { registerEventsCommands } from './events-import.js';
+import { ensureSearchAttributes } from '../lib/search-attributes.js';
 
 export class CliError extends Error {}
 
@@ -40,6 +41,18 @@ export function buildProgram(out: (line: string) => void, getPool: () => Pool): 
       if (await ensureDatabase(databaseUrl)) out('created database');
       const res = await migrate(databaseUrl, out);
       out(`migrations up to date (${res.applied.length} applied, backend ${res.backend})`);
+    });
+
+  program
+    .command('setup')
+    .description('migrate (creating the database if missing) and register the search attributes on Temporal; idempotent')
+    .action(async () => {
+      const { databaseUrl, temporalAddress, temporalNamespace } = loadConfig();
+      if (await ensureDatabase(databaseUrl)) out('created database');
+      const res = await migrate(databaseUrl, out);
+      out(`migrations up to date (${res.applied.length} applied, backend ${res.backend})`);
+      const added = await ensureSearchAttributes(temporalAddress, temporalNamespace);
+      out(added.length ? `search attributes added: ${added.join(', ')}` : 'search attributes already registered');
     });
 
   const sa = program.command('service-account').description('manage service-account tokens');

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../workflows/definitions.js';
-import { ensureSearchAttributes } from './search-attributes.js';
+import { ensureSearchAttributes } from '../lib/search-attributes.js';
 import { stopProcess } from './stop-process.js';
 
 export interface DevServer {

@@ -12,7 +12,13 @@ const config = loadConfigOrExit();
 Runtime.install({
   // The SDK's INFO lines (every state change, multi-line) drown our own JSON logs; debug opts in.
   logger: new DefaultLogger(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN'),
-  telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+  telemetryOptions: {
+    logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) },
+    // Core serves worker, poller and slot metrics, and ours made through the activities' metricMeter.
+    ...(config.workerMetricsAddress
+      ? { metrics: { prometheus: { bindAddress: config.workerMetricsAddress, countersTotalSuffix: true }, globalTags: { service: 'runhook-worker' } } }
+      : {}),
+  },
 });
 
 const pool = createPool(config.databaseUrl, config.databasePoolSize);
@@ -22,7 +28,14 @@ await ensureRetentionSchedule(client, config);
 await client.connection.close();
 const set = await createWorkers({ config, connection, pool, identity: `${process.pid}@${hostname()}` });
 console.log(
-  JSON.stringify({ level: 'info', msg: 'worker started', taskQueues: config.taskQueues, namespace: config.temporalNamespace, pid: process.pid }),
+  JSON.stringify({
+    level: 'info',
+    msg: 'worker started',
+    taskQueues: config.taskQueues,
+    namespace: config.temporalNamespace,
+    pid: process.pid,
+    metrics: config.workerMetricsAddress ? `http://${config.workerMetricsAddress}/metrics` : null,
+  }),
 );
 try {
   await set.run();

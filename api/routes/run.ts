@@ -72,6 +72,8 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       const runId = uuidv7();
       const webhook = await webhookRequestOf(app.config, request, request.query.webhookEndpoint, runId);
       reply.header('x-run-id', runId);
+      // Every later line about this request (errors, "request completed") carries the run id.
+      request.log = reply.log = request.log.child({ run_id: runId });
 
       if (request.query.async) {
         const key = idempotencyKeyOf(request.headers['idempotency-key']);
@@ -92,6 +94,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
           if (err instanceof RunNotAcceptedError) throw app.httpErrors.serviceUnavailable(err.message);
           throw err;
         }
+        app.metrics.runsStarted.inc({ mode: 'async' });
         return reply.code(202).send({ run_id: runId });
       }
 
@@ -130,6 +133,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
         if (!reply.raw.writableFinished) abort.abort(new Error('client closed the connection'));
       };
       reply.raw.once('close', onClose);
+      app.metrics.runsStarted.inc({ mode: 'sync' });
       try {
         const res = await callApp({ url: target.url, runId, body, dispatcher: app.appDispatcher, signal: abort.signal });
         logRun(res.statusCode >= 200 && res.statusCode < 300 ? 'succeeded' : 'failure', res.statusCode, null, res.statusCode, { contentType: res.contentType, body: res.body });

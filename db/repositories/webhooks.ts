@@ -130,11 +130,15 @@ export function webhooksRepository(pool: Pool) {
      * Everything one attempt needs, in one round trip: the delivery (endpoint, sealed secret), the
      * run and the app's stored response.
      */
-    async forAttempt(runId: string, delivery: number): Promise<{ delivery: WebhookDelivery; run: RunRecord; response: { contentType: string | null; body: Buffer } | null } | null> {
+    async forAttempt(
+      runId: string,
+      delivery: number,
+    ): Promise<{ delivery: WebhookDelivery; run: RunRecord; response: { contentType: string | null; body: Buffer } | null; attemptsMade: number } | null> {
       const { rows } = await pool.query(
         `SELECT d.run_id, d.delivery, d.endpoint, d.secret_sealed, d.state, d.created_at AS d_created_at,
                 d.workflow_started_at, d.finished_at AS d_finished_at, d.error AS d_error,
-                r.*, p.content_type AS response_content_type, p.body AS response_body
+                r.*, p.content_type AS response_content_type, p.body AS response_body,
+                (SELECT count(*)::int FROM webhook_attempts a WHERE a.run_id = d.run_id AND a.delivery = d.delivery) AS attempts_made
          FROM webhook_deliveries d JOIN runs r ON r.run_id = d.run_id
          LEFT JOIN run_payloads p ON p.run_id = d.run_id AND p.kind = 'response'
          WHERE d.run_id = $1 AND d.delivery = $2`,
@@ -146,6 +150,7 @@ export function webhooksRepository(pool: Pool) {
         delivery: toDelivery({ ...r, created_at: r.d_created_at, finished_at: r.d_finished_at, error: r.d_error }),
         run: toRun(r),
         response: r.response_body ? { contentType: r.response_content_type, body: r.response_body } : null,
+        attemptsMade: r.attempts_made,
       };
     },
 

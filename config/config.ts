@@ -40,7 +40,7 @@ export const CONFIG_VARS = {
   PAYLOAD_CODEC_ENDPOINT: { kind: 'bool', default: 'false', doc: 'Serve /codec/encode and /codec/decode for the Temporal Web UI (--ui-codec-endpoint); unauthenticated, so only behind your own access control.' },
   WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: { kind: 'bool', default: 'false', doc: 'Allow webhook endpoints that resolve to loopback, private, link-local or metadata addresses (local stack and tests).' },
   WEBHOOK_ATTEMPT_TIMEOUT_MS: { kind: 'int', default: '10000', min: 100, max: 60000, doc: 'Timeout of one webhook delivery attempt; a timeout counts as a network error (retried).' },
-  WORKER_METRICS_ADDRESS: { kind: 'string', default: '127.0.0.1:9464', doc: 'host:port of the worker\'s Prometheus /metrics (Temporal Core runtime metrics plus app-call latency and webhook deliveries); empty disables it.' },
+  WORKER_METRICS_ADDRESS: { kind: 'string', default: '127.0.0.1:9464', doc: 'host:port of the worker\'s Prometheus /metrics (Temporal Core runtime metrics plus app-call latency and webhook deliveries); off disables it.' },
   WORKER_WEBHOOK_SLOTS: { kind: 'int', default: '100', min: 1, max: 10000, doc: 'Concurrent webhook delivery attempts per worker.' },
   PRICE_GPU_SECOND_USD: { kind: 'string', default: 'TURING_T4=0.000164,ADA_L4=0.000222,AMPERE_A10=0.000306,ADA_L40=0.000542,AMPERE_A100_40GB=0.000583,AMPERE_A100_80GB=0.000694,HOPPER_H100=0.001097', doc: 'Price of one GPU per second by GPU type, as TYPE=usd,TYPE=usd (dashboard cost).' },
 } as const satisfies Record<string, VarSpec>;
@@ -79,7 +79,7 @@ export interface Config {
   webhookAllowPrivateDestinations: boolean;
   webhookAttemptTimeoutMs: number;
   workerWebhookSlots: number;
-  /** host:port, or '' for no metrics endpoint. */
+  /** host:port, or '' for no metrics endpoint (WORKER_METRICS_ADDRESS=off). */
   workerMetricsAddress: string;
 }
 
@@ -158,7 +158,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 function hostPort(value: string): string {
   const v = value.trim();
-  if (v && !/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(v)) throw new ConfigError(`invalid WORKER_METRICS_ADDRESS: expected host:port such as 0.0.0.0:9464, got "${value}"`);
+  if (v === 'off') return '';
+  if (!/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(v)) throw new ConfigError(`invalid WORKER_METRICS_ADDRESS: expected host:port such as 0.0.0.0:9464, got "${value}"`);
   return v;
 }
 

@@ -9,7 +9,7 @@ import { launchAsyncRun, RunNotAcceptedError } from '../run-launcher.js';
 import { webhookRequestOf } from '../webhook-request.js';
 import type { SyncRunRecord } from '../../db/repositories/runs.js';
 import { AsyncAccepted, RunParams, RunQuery } from '../schemas/run.js';
-import { authErrors, errorResponse } from '../schemas/common.js';
+import { appPassthroughResponse, authErrors, errorResponse } from '../schemas/common.js';
 
 class RunTimeoutError extends Error {}
 
@@ -52,6 +52,8 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
         params: RunParams,
         querystring: RunQuery,
         response: {
+          // Sync: whatever the app answered (any status); async: 202 with the run id.
+          '2xx': appPassthroughResponse,
           202: AsyncAccepted,
           409: errorResponse('The Idempotency-Key was already used with a different body.'),
           400: errorResponse('The body is not JSON or a parameter is invalid (webhookEndpoint: not an absolute http(s) URL, or not a public destination).'),

@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../db/repositories/apps.js';
 import type { RunRecord } from '../../db/repositories/runs.js';
 import { decodeCursor, encodeCursor, toRunView } from '../run-view.js';
-import { authErrors, errorResponse } from '../schemas/common.js';
+import { appPassthroughResponse, authErrors, errorResponse } from '../schemas/common.js';
 import { AppRunsParams, ManagementRunsParams, RunList, RunListQuery, RunParams, RunView } from '../schemas/runs.js';
 
 const CancelAccepted = Type.Object({
@@ -66,6 +66,7 @@ const runsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: "The app's response to a run, as the app sent it (status, content type, body)",
       params: RunParams,
       response: {
+        '2xx': appPassthroughResponse,
         ...authErrors,
         404: errorResponse('Unknown run, or the run ended without a response from the app.'),
         409: errorResponse('The run has not finished yet.'),

@@ -36,7 +36,11 @@ const websocketProxy: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'WebSocket to an app: an upgrade request is proxied to the app, both ways',
       description: 'Proxied to the app url with the ws scheme and the same path. The close code is recorded for the dashboard; WebSocket requests are never forwarded to webhooks.',
       params: WsParams,
-      response: { ...authErrors, 404: errorResponse('Unknown app, or not a WebSocket upgrade request.') },
+      response: {
+        101: Type.Null({ description: 'Switching Protocols: the WebSocket is open and proxied to the app.' }),
+        ...authErrors,
+        404: errorResponse('Unknown app, or not a WebSocket upgrade request.'),
+      },
     },
     handler: async (request) => {
       throw app.httpErrors.notFound(`no route for GET ${request.url.split('?')[0]}; only WebSocket upgrades are served here`);

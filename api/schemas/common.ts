@@ -14,3 +14,8 @@ export const authErrors = {
 export function errorResponse(description: string) {
   return { description, ...ErrorBody };
 }
+
+/** A response that is the app's own: its status, content type and bytes, passed through untouched. */
+export const appPassthroughResponse = Type.Unknown({
+  description: "The app's response as the app sent it: its status code, Content-Type and body bytes (X-Run-Id header added).",
+});

@@ -59,7 +59,7 @@ export async function startStack(opts: { worker?: boolean; env?: Partial<Record<
     WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
     PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'),
     // Worker processes a test starts would all want the default port; tests that read it set one.
-    WORKER_METRICS_ADDRESS: '',
+    WORKER_METRICS_ADDRESS: 'off',
     ...(opts.env as Record<string, string>),
   };
   const config = loadConfig(env);

@@ -98,3 +98,10 @@ describe('Dockerfile', () => {
     expect(nodeMajor).toBe(process.versions.node.split('.')[0]);
   });
 });
+
+describe('docs/production.md', () => {
+  it('lists every configuration variable', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs/production.md'), 'utf8');
+    for (const name of Object.keys(CONFIG_VARS)) expect(doc, name).toContain(`| \`${name}\` |`);
+  });
+});

@@ -27,6 +27,22 @@ function idempotencyKeyOf(header: string | string[] | undefined): string | null 
 const runRoute: FastifyPluginAsyncTypebox = async (app) => {
   const findApp = createAppLookup(app.repos.apps);
 
+  /** The answer the first sync run with this Idempotency-Key got, replayed; nothing runs again. */
+  async function replaySyncRun(runId: string, key: string, reply: FastifyReply) {
+    const prior = await app.repos.runs.get(runId);
+    if (!prior?.finishedAt) {
+      throw app.httpErrors.conflict(`the run with Idempotency-Key ${JSON.stringify(key)} (run ${runId}) is still in progress; retry shortly`);
+    }
+    const stored = prior.statusCode !== null ? await app.repos.runs.response(runId) : null;
+    if (!stored) {
+      const status = prior.status === 'timed_out' ? 504 : 502;
+      return reply.code(status).send({ message: `run ${runId} ended ${prior.status}${prior.error ? `: ${prior.error}` : ''}` });
+    }
+    reply.code(prior.statusCode!);
+    if (stored.contentType) reply.header('content-type', stored.contentType);
+    return reply.send(stored.body);
+  }
+
   // The body is forwarded byte for byte, so keep the raw bytes and only check that they are JSON.
   // Any content type is accepted: what matters is that the body parses.
   app.removeAllContentTypeParsers();
@@ -55,7 +71,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
           // Sync: whatever the app answered (any status); async: 202 with the run id.
           '2xx': appPassthroughResponse,
           202: AsyncAccepted,
-          409: errorResponse('The Idempotency-Key was already used with a different body.'),
+          409: errorResponse('The Idempotency-Key was already used with a different body, or (sync with webhook) its run is still in progress.'),
           400: errorResponse('The body is not JSON or a parameter is invalid (webhookEndpoint: not an absolute http(s) URL, or not a public destination).'),
           ...authErrors,
           404: errorResponse('No app of that name in the project.'),
@@ -77,18 +93,22 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       // Every later line about this request (errors, "request completed") carries the run id.
       request.log = reply.log = request.log.child({ run_id: runId });
 
-      if (request.query.async) {
-        const key = idempotencyKeyOf(request.headers['idempotency-key']);
-        if (key) {
-          const claim = await app.repos.runs.claimIdempotencyKey(target.appId, key, sha256(body), runId, app.config.idempotencyKeyTtlSeconds);
-          if (claim.kind === 'conflict') {
-            throw app.httpErrors.conflict(`Idempotency-Key ${JSON.stringify(key)} was already used with a different body (run ${claim.runId})`);
-          }
-          if (claim.kind === 'existing') {
-            reply.header('x-run-id', claim.runId).header('idempotent-replayed', 'true');
-            return reply.code(202).send({ run_id: claim.runId });
-          }
+      // Idempotency-Key applies to async runs and to sync runs with a webhook (a retried sync call
+      // must not make the receiver see a second run); plain sync calls are simply repeated.
+      const key = request.query.async || webhook ? idempotencyKeyOf(request.headers['idempotency-key']) : null;
+      if (key) {
+        const claim = await app.repos.runs.claimIdempotencyKey(target.appId, key, sha256(body), runId, app.config.idempotencyKeyTtlSeconds);
+        if (claim.kind === 'conflict') {
+          throw app.httpErrors.conflict(`Idempotency-Key ${JSON.stringify(key)} was already used with a different body (run ${claim.runId})`);
         }
+        if (claim.kind === 'existing') {
+          reply.header('x-run-id', claim.runId).header('idempotent-replayed', 'true');
+          if (request.query.async) return reply.code(202).send({ run_id: claim.runId });
+          return replaySyncRun(claim.runId, key, reply);
+        }
+      }
+
+      if (request.query.async) {
         try {
           await launchAsyncRun({ config: app.config, temporal: app.temporal, runs: app.repos.runs, webhooks: app.webhooks.repo }, target, runId, body, webhook);
         } catch (err) {

@@ -107,9 +107,14 @@ export async function startStack(opts: { worker?: boolean; env?: Partial<Record<
       await stack.stopWorkers();
       await connection?.close();
       await api.close();
+      // Recording loses nothing in any test that runs a stack: every event written, none dropped.
+      const recorded = api.events.recorder.stats();
       await temporal.connection.close();
       await pool.end();
       await db.drop();
+      if (recorded.dropped !== 0 || recorded.buffered !== 0) {
+        throw new Error(`event recorder finished with ${recorded.dropped} dropped and ${recorded.buffered} unwritten events`);
+      }
     },
   };
   if (opts.worker) await stack.startWorkers();

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import type { RunOutcome, RunsRepository } from '../db/repositories/runs.js';
 import type { PriceTable } from '../db/metrics/cost.js';
 import { recordOutcomeWithEvents } from '../db/run-outcome-store.js';
+import { startRunWorkflow } from '../lib/run-start.js';
 
 export interface RecordRunDeps {
   runs: RunsRepository;
@@ -26,11 +27,16 @@ export function makeRecordRunActivities(deps: RecordRunDeps) {
       }
     },
     /**
-     * A run row whose workflow never started (the API died between the INSERT and the start, so the
-     * caller never got a 202) would stay queued forever; close it as a failure.
+     * The backstop of the run start outbox, for when no API process re-drives: accepted runs whose
+     * workflow never started are started now. Rows from before the outbox (no start spec) whose
+     * workflow never started were never answered with a 202; they are closed as failures.
      */
     async failOrphanedRuns(olderThanSeconds: number): Promise<number> {
       const client = Context.current().client;
+      for (const { runId, spec } of await deps.runs.unstartedRuns(olderThanSeconds)) {
+        await startRunWorkflow(client, spec);
+        await deps.runs.markWorkflowsStarted([runId]);
+      }
       let closed = 0;
       for (const runId of await deps.runs.staleQueuedRunIds(olderThanSeconds)) {
         try {

@@ -25,6 +25,7 @@ import webhooksPlugin from './plugins/webhooks.js';
 import webhookRoutes from './routes/webhooks.js';
 import payloadCodecRoute from './routes/payload-codec.js';
 import metricsPlugin from './plugins/metrics.js';
+import runStartsPlugin from './plugins/run-starts.js';
 import { webhooksRepository } from '../db/repositories/webhooks.js';
 
 declare module 'fastify' {
@@ -139,6 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(auth);
   await app.register(healthRoute);
   await app.register(webhooksPlugin, { pool: deps.pool });
+  await app.register(runStartsPlugin);
   await app.register(runRoute);
   await app.register(runsRoutes);
   await app.register(webhookRoutes);

@@ -5,7 +5,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { RunStatus } from '../../workflows/definitions.js';
 import { AppUnreachableError, callApp } from '../../lib/app-client.js';
 import { createAppLookup } from '../app-lookup.js';
-import { launchAsyncRun, RunNotAcceptedError } from '../run-launcher.js';
+import { acceptAsyncRun } from '../run-launcher.js';
 import { webhookRequestOf } from '../webhook-request.js';
 import type { SyncRunRecord } from '../../db/repositories/runs.js';
 import { AsyncAccepted, RunParams, RunQuery } from '../schemas/run.js';
@@ -77,7 +77,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
           404: errorResponse('No app of that name in the project.'),
           413: errorResponse('The body exceeds the configured limit.'),
           502: errorResponse('The app could not be reached.'),
-          503: errorResponse('The run could not be accepted (Temporal unavailable), or X-Webhook-Secret was sent to a server without PAYLOAD_CODEC_KEY.'),
+          503: errorResponse('The run could not be accepted (PostgreSQL unavailable), or X-Webhook-Secret was sent to a server without PAYLOAD_CODEC_KEY.'),
           504: errorResponse('The app did not answer within its response_grace_period.'),
         },
       },
@@ -109,13 +109,15 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       }
 
       if (request.query.async) {
+        let spec;
         try {
-          await launchAsyncRun({ config: app.config, temporal: app.temporal, runs: app.repos.runs, webhooks: app.webhooks.repo }, target, runId, body, webhook);
+          spec = await acceptAsyncRun({ config: app.config, runs: app.repos.runs, webhooks: app.webhooks.repo }, target, runId, body, webhook);
         } catch (err) {
           if (key) await app.repos.runs.releaseIdempotencyKey(target.appId, key, runId).catch(() => {});
-          if (err instanceof RunNotAcceptedError) throw app.httpErrors.serviceUnavailable(err.message);
           throw err;
         }
+        // Accepted: the row is committed. The workflow starts right after, never delaying the 202.
+        app.runStarts.start(spec);
         app.metrics.runsStarted.inc({ mode: 'async' });
         return reply.code(202).send({ run_id: runId });
       }

@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../db/repositories/apps.js';
@@ -128,6 +129,11 @@ const runsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       await app.temporal.workflow.getHandle(run_id).cancel();
     } catch (err) {
+      // Accepted but its workflow not started yet (the start outbox is behind): it never will run.
+      if (err instanceof WorkflowNotFoundError && run.status === 'queued') {
+        await app.repos.runs.finish({ runId: run_id, status: 'cancelled', statusCode: null, runTimeMs: null, error: 'run cancelled before it started' });
+        return reply.code(202).send({ run_id, status: 'cancelling' as const });
+      }
       // The workflow closed between our read and the cancel request.
       const fresh = await app.repos.runs.get(run_id);
       if (fresh?.finishedAt) throw app.httpErrors.conflict(`run ${run_id} already finished as ${fresh.status}`);

@@ -1,5 +1,6 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { RunStatus } from '../../workflows/definitions.js';
+import type { RunStartSpec } from '../../lib/run-start.js';
 
 export interface RunRecord {
   runId: string;
@@ -86,15 +87,45 @@ export type IdempotencyClaim =
 export function runsRepository(pool: Pool) {
   return {
     /** One round trip: the run row and its request body land together or not at all. */
-    async createQueued(run: NewRun): Promise<void> {
-      await pool.query(
-        `WITH r AS (
-           INSERT INTO runs (run_id, app_id, project_id, app_name, async, status, webhook_endpoint)
-           VALUES ($1, $2, $3, $4, $5, 'queued', $6) RETURNING run_id)
-         INSERT INTO run_payloads (run_id, kind, content_type, body)
-         SELECT run_id, 'request', 'application/json', $7 FROM r`,
-        [run.runId, run.appId, run.projectId, run.appName, run.async, run.webhookEndpoint, run.requestBody],
+    /**
+     * The outbox write of an async run: row, request body, start spec and whatever `also` adds
+     * (webhook delivery 0) in one transaction. Once it commits the run is accepted.
+     */
+    async createAccepted(run: NewRun, spec: RunStartSpec, also: ((db: PoolClient) => Promise<void>) | null): Promise<void> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(
+          `INSERT INTO runs (run_id, app_id, project_id, app_name, async, status, webhook_endpoint, start_spec)
+           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
+          [run.runId, run.appId, run.projectId, run.appName, run.async, run.webhookEndpoint, JSON.stringify(spec)],
+        );
+        await client.query(`INSERT INTO run_payloads (run_id, kind, content_type, body) VALUES ($1, 'request', 'application/json', $2)`, [run.runId, run.requestBody]);
+        if (also) await also(client);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+
+    async markWorkflowsStarted(runIds: string[]): Promise<void> {
+      if (!runIds.length) return;
+      await pool.query('UPDATE runs SET workflow_started_at = now() WHERE run_id = ANY($1::text[]) AND workflow_started_at IS NULL', [runIds]);
+    },
+
+    /** Accepted async runs whose workflow start is not confirmed, oldest first, with their start spec. */
+    async unstartedRuns(olderThanSeconds: number, limit = 200): Promise<{ runId: string; spec: RunStartSpec }[]> {
+      const { rows } = await pool.query(
+        `SELECT run_id, start_spec FROM runs
+         WHERE async AND workflow_started_at IS NULL AND finished_at IS NULL AND start_spec IS NOT NULL
+           AND created_at < now() - make_interval(secs => $1)
+         ORDER BY created_at LIMIT $2`,
+        [olderThanSeconds, limit],
       );
+      return rows.map((r) => ({ runId: r.run_id, spec: r.start_spec as RunStartSpec }));
     },
 
     async markRunning(runId: string): Promise<void> {
@@ -205,10 +236,10 @@ export function runsRepository(pool: Pool) {
       return rows.length;
     },
 
-    /** Async runs still queued long after creation: candidates for a start that never happened. */
+    /** Legacy async runs (before the start outbox) still queued long after creation: their start may never have happened. */
     async staleQueuedRunIds(olderThanSeconds: number, limit = 500): Promise<string[]> {
       const { rows } = await pool.query(
-        `SELECT run_id FROM runs WHERE status = 'queued' AND async AND finished_at IS NULL
+        `SELECT run_id FROM runs WHERE status = 'queued' AND async AND finished_at IS NULL AND start_spec IS NULL
            AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
         [olderThanSeconds, limit],
       );

@@ -2,7 +2,6 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config/config.js';
 import type { App } from '../db/repositories/apps.js';
 import type { RunsRepository } from '../db/repositories/runs.js';
-import type { WebhooksRepository } from '../db/repositories/webhooks.js';
 import { buildRunStart, startRunWorkflow, type RunStartSpec } from '../lib/run-start.js';
 
 /** A run request's webhook: the endpoint, and X-Webhook-Secret already sealed with the codec key. */
@@ -17,7 +16,7 @@ export interface WebhookRequest {
  * have its 202 without waiting for Temporal.
  */
 export async function acceptAsyncRun(
-  deps: { config: Config; runs: RunsRepository; webhooks: WebhooksRepository },
+  deps: { config: Config; runs: RunsRepository },
   app: App,
   runId: string,
   body: Buffer,
@@ -28,14 +27,14 @@ export async function acceptAsyncRun(
     { runId, appId: app.appId, projectId: app.projectId, appName: app.name, async: true, requestBody: body, webhookEndpoint: webhook?.endpoint ?? null },
     spec,
     // Delivery 0 exists before the run starts, so GET …/webhook answers "pending" from the first moment.
-    webhook ? (db) => deps.webhooks.createFirstDelivery({ runId, endpoint: webhook.endpoint, secretSealed: webhook.secretSealed }, db) : null,
+    webhook,
   );
   return spec;
 }
 
 /** Accepts and starts at once, waiting for both (scripts that need the workflow to exist on return). */
 export async function launchAsyncRun(
-  deps: { config: Config; temporal: Client; runs: RunsRepository; webhooks: WebhooksRepository },
+  deps: { config: Config; temporal: Client; runs: RunsRepository },
   app: App,
   runId: string,
   body: Buffer,

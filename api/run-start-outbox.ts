@@ -7,6 +7,8 @@ import { startRunWorkflow, type RunStartSpec } from '../lib/run-start.js';
 const REDRIVE_AFTER_SECONDS = 3;
 const REDRIVE_EVERY_MS = 2_000;
 const MARK_EVERY_MS = 50;
+/** Starts in flight at once; a burst beyond it waits here (it is durable in PostgreSQL anyway). */
+const MAX_CONCURRENT_STARTS = 32;
 
 /**
  * Starts the workflows of accepted async runs after their 202 has gone out. Rows are the outbox: a
@@ -16,6 +18,10 @@ const MARK_EVERY_MS = 50;
  */
 export class RunStartOutbox {
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Runs this process is starting or will start: a re-drive leaves them alone. */
+  private readonly pending = new Set<string>();
+  private readonly waiting: (() => void)[] = [];
+  private active = 0;
   private started: string[] = [];
   private markTimer: NodeJS.Timeout | null = null;
   private redriveTimer: NodeJS.Timeout | null = null;
@@ -34,11 +40,20 @@ export class RunStartOutbox {
   }
 
   private async startOne(spec: RunStartSpec): Promise<boolean> {
+    const runId = spec.input.runId;
+    if (this.pending.has(runId)) return false;
+    this.pending.add(runId);
+    if (this.active >= MAX_CONCURRENT_STARTS) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
     try {
       await startRunWorkflow(this.temporal, spec);
     } catch (err) {
-      this.log.warn({ err, run_id: spec.input.runId }, 'run workflow not started yet; the outbox will retry');
+      this.log.warn({ err, run_id: runId }, 'run workflow not started yet; the outbox will retry');
       return false;
+    } finally {
+      this.active--;
+      this.pending.delete(runId);
+      this.waiting.shift()?.();
     }
     this.started.push(spec.input.runId);
     this.markTimer ??= setTimeout(() => this.track(this.flushMarks()), MARK_EVERY_MS);

@@ -15,7 +15,6 @@ import { launchAsyncRun } from '../api/run-launcher.js';
 import { createTemporalClient } from '../lib/temporal-client.js';
 import { createWorkers } from '../worker/create-workers.js';
 import { startEchoApp } from '../examples/echo/echo-app.js';
-import { webhooksRepository } from '../db/repositories/webhooks.js';
 import { startWebhookReceiver } from '../test/helpers/webhook-receiver.js';
 import { createTestDatabase } from '../test/helpers/test-database.js';
 import { findOrBuildTemporalCli } from './temporal-cli.js';
@@ -66,7 +65,7 @@ try {
   for (const s of scenarios) {
     const runId = uuidv7();
     const webhook = s.webhook ? { endpoint: hook, secretSealed: null } : null;
-    await launchAsyncRun({ config, temporal, runs: runsRepository(pool), webhooks: webhooksRepository(pool) }, s.app, runId, Buffer.from(JSON.stringify(s.body)), webhook);
+    await launchAsyncRun({ config, temporal, runs: runsRepository(pool) }, s.app, runId, Buffer.from(JSON.stringify(s.body)), webhook);
     const handle = temporal.workflow.getHandle(runId);
     if (s.cancelAfterMs) {
       await new Promise((r) => setTimeout(r, s.cancelAfterMs));

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { startEchoApp, type EchoApp } from '../examples/echo/echo-app.js';
 import { acceptAsyncRun } from '../api/run-launcher.js';
-import { webhooksRepository } from '../db/repositories/webhooks.js';
 import { runsRepository } from '../db/repositories/runs.js';
 import { authHeaders, startStack, waitFor, type Stack } from './helpers/stack.js';
 
@@ -37,7 +36,7 @@ it('re-drives an accepted run whose start never happened (the accepting process 
   const app = await stack.deploy('proj', { name: 'echo', url: echo.url });
   const runId = uuidv7();
   // Exactly what an API does before its 202; the start that would follow is lost with the process.
-  await acceptAsyncRun({ config: stack.config, runs: runsRepository(stack.pool), webhooks: webhooksRepository(stack.pool) }, app, runId, Buffer.from('{"orphan":true}'), null);
+  await acceptAsyncRun({ config: stack.config, runs: runsRepository(stack.pool) }, app, runId, Buffer.from('{"orphan":true}'), null);
   const run = await waitFor(async () => {
     const r = await runsRepository(stack.pool).get(runId);
     return r?.finishedAt ? r : null;

@@ -111,7 +111,7 @@ const runRoute: FastifyPluginAsyncTypebox = async (app) => {
       if (request.query.async) {
         let spec;
         try {
-          spec = await acceptAsyncRun({ config: app.config, runs: app.repos.runs, webhooks: app.webhooks.repo }, target, runId, body, webhook);
+          spec = await acceptAsyncRun({ config: app.config, runs: app.repos.runs }, target, runId, body, webhook);
         } catch (err) {
           if (key) await app.repos.runs.releaseIdempotencyKey(target.appId, key, runId).catch(() => {});
           throw err;

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import type { RunStatus } from '../../workflows/definitions.js';
 import type { RunStartSpec } from '../../lib/run-start.js';
 
@@ -88,27 +88,21 @@ export function runsRepository(pool: Pool) {
   return {
     /** One round trip: the run row and its request body land together or not at all. */
     /**
-     * The outbox write of an async run: row, request body, start spec and whatever `also` adds
-     * (webhook delivery 0) in one transaction. Once it commits the run is accepted.
+     * The outbox write of an async run: row, request body, start spec and (with a webhook) delivery 0,
+     * in one statement, so one round trip. Once it commits the run is accepted.
      */
-    async createAccepted(run: NewRun, spec: RunStartSpec, also: ((db: PoolClient) => Promise<void>) | null): Promise<void> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query(
-          `INSERT INTO runs (run_id, app_id, project_id, app_name, async, status, webhook_endpoint, start_spec)
-           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
-          [run.runId, run.appId, run.projectId, run.appName, run.async, run.webhookEndpoint, JSON.stringify(spec)],
-        );
-        await client.query(`INSERT INTO run_payloads (run_id, kind, content_type, body) VALUES ($1, 'request', 'application/json', $2)`, [run.runId, run.requestBody]);
-        if (also) await also(client);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
+    async createAccepted(run: NewRun, spec: RunStartSpec, delivery: { endpoint: string; secretSealed: Buffer | null } | null): Promise<void> {
+      await pool.query(
+        `WITH r AS (
+           INSERT INTO runs (run_id, app_id, project_id, app_name, async, status, webhook_endpoint, start_spec)
+           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7) RETURNING run_id),
+         p AS (
+           INSERT INTO run_payloads (run_id, kind, content_type, body)
+           SELECT run_id, 'request', 'application/json', $8 FROM r)
+         INSERT INTO webhook_deliveries (run_id, delivery, endpoint, secret_sealed)
+         SELECT run_id, 0, $9, $10 FROM r WHERE $9::text IS NOT NULL`,
+        [run.runId, run.appId, run.projectId, run.appName, run.async, run.webhookEndpoint, JSON.stringify(spec), run.requestBody, delivery?.endpoint ?? null, delivery?.secretSealed ?? null],
+      );
     },
 
     async markWorkflowsStarted(runIds: string[]): Promise<void> {

@@ -26,6 +26,8 @@ import webhookRoutes from './routes/webhooks.js';
 import payloadCodecRoute from './routes/payload-codec.js';
 import metricsPlugin from './plugins/metrics.js';
 import runStartsPlugin from './plugins/run-starts.js';
+import appsRoutes from './routes/apps.js';
+import dashboardPage from './routes/dashboard-page.js';
 import { webhooksRepository } from '../db/repositories/webhooks.js';
 
 declare module 'fastify' {
@@ -95,6 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'runs', description: 'Run apps synchronously or asynchronously' },
         { name: 'webhooks', description: 'Webhook delivery log and redelivery of a run' },
         { name: 'metrics', description: 'Dashboard metrics of an app' },
+        { name: 'apps', description: "A project's apps" },
         { name: 'health', description: 'Service health' },
       ],
     },
@@ -147,5 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(payloadCodecRoute);
   await app.register(websocketProxy);
   await app.register(dashboardMetricsRoute);
+  await app.register(appsRoutes);
+  await app.register(dashboardPage, { temporalUiUrl: deps.config.temporalUiUrl, temporalNamespace: deps.config.temporalNamespace });
   return app;
 }

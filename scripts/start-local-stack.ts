@@ -16,6 +16,7 @@ import { parseAppManifest } from '../lib/app-manifest.js';
 import { findOrBuildTemporalCli } from './temporal-cli.js';
 import { startDevServer, type DevServer } from './temporal-dev-server.js';
 import { buildWorkflowBundle } from './build-workflow-bundle.js';
+import { buildDashboard } from './build-dashboard.js';
 import { stopProcess } from './stop-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -130,6 +131,8 @@ async function main() {
 
   // Bundled once here, so the worker starts without running webpack.
   env.WORKFLOW_BUNDLE_PATH = process.env.WORKFLOW_BUNDLE_PATH || (await buildWorkflowBundle(path.join(DATA, 'workflow-bundle.js')));
+  // The dashboard page the API serves at /dashboard/.
+  await buildDashboard();
   startChild('echo', 'examples/echo/main.ts', { ECHO_PORT: String(ECHO_PORT) });
   startChild('worker', 'worker/main.ts', env);
   startChild('api', 'api/server.ts', env);
@@ -147,6 +150,7 @@ async function main() {
   runhook is up.
     API            ${api}   (run API /v4, management API /v2)
     API docs       ${api}/docs
+    Dashboard      ${api}/dashboard/   (paste the token below, project "demo")
     Health         ${api}/healthz
     Temporal UI    ${server.uiUrl}/namespaces/${config.temporalNamespace}/workflows
     Example app    ${app.appId} -> ${app.url}

@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { findOrBuildTemporalCli } from '../scripts/temporal-cli.js';
 import { startDevServer, type DevServer } from '../scripts/temporal-dev-server.js';
 import { buildWorkflowBundle } from '../scripts/build-workflow-bundle.js';
+import { buildDashboard } from '../scripts/build-dashboard.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,6 +25,8 @@ export async function setup(project: TestProject) {
   const [srv, bundle] = await Promise.all([
     startDevServer({ binary, dbFile: path.join(dir, 'temporal.sqlite') }),
     buildWorkflowBundle(path.join(dir, 'workflow-bundle.js')),
+    // The API serves the built page (web/dashboard/dist): the browser tests open it.
+    buildDashboard(),
   ]);
   server = srv;
   project.provide('temporalAddress', srv.address);

@@ -5,15 +5,19 @@ import { createPool } from '../db/pool.js';
 import { createWorkers } from './create-workers.js';
 import { createTemporalClient } from '../lib/temporal-client.js';
 import { ensureRetentionSchedule } from './retention-schedule.js';
+import { jsonLogLine } from './json-log.js';
 
 const config = loadConfigOrExit();
 
 // Installed first: the runtime's own signal handlers call shutdown() on every worker on SIGINT/SIGTERM.
 Runtime.install({
-  // The SDK's INFO lines (every state change, multi-line) drown our own JSON logs; debug opts in.
-  logger: new DefaultLogger(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN'),
+  // JSON lines with run_id. The SDK's INFO lines (every state change) are noise at scale; debug opts in.
+  logger: new DefaultLogger(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', (entry) =>
+    process.stderr.write(`${jsonLogLine(entry)}\n`),
+  ),
   telemetryOptions: {
-    logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) },
+    // Core's own lines go through the same logger, so they are JSON too.
+    logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) },
     // Core serves worker, poller and slot metrics, and ours made through the activities' metricMeter.
     ...(config.workerMetricsAddress
       ? { metrics: { prometheus: { bindAddress: config.workerMetricsAddress, countersTotalSuffix: true }, globalTags: { service: 'runhook-worker' } } }

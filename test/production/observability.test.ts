@@ -96,5 +96,17 @@ describe('observability of real API and worker processes', () => {
     const failed = worker.output().split('\n').filter((l) => l.includes('webhook delivery failed'));
     expect(failed.length).toBeGreaterThan(0);
     for (const line of failed) expect(JSON.parse(line).run_id).toMatch(/^[0-9a-f-]{36}$/);
+
+    // The SDK's own lines about a run (an app that cannot be reached fails its activity) as well.
+    await stack.deploy('proj', { name: 'gone', url: 'http://127.0.0.1:1/run' });
+    const gone = await fetch(`${apiUrl}/v4/proj/gone/run?async=true`, { method: 'POST', headers: authHeaders(token), body: '{}' });
+    const goneId = ((await gone.json()) as { run_id: string }).run_id;
+    const about = await waitFor(async () => {
+      const l = worker.output().split('\n').filter((x) => x.includes(goneId));
+      return l.length ? l : null;
+    }, 20_000, 200);
+    for (const line of about) expect(JSON.parse(line)).toMatchObject({ run_id: goneId });
+    // Every line the worker printed is JSON.
+    for (const line of worker.output().split('\n').filter((l) => l.trim())) expect(() => JSON.parse(line), line).not.toThrow();
   });
 });

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { appToJson } from '../../db/repositories/apps.js';
 import { AppList, ProjectParams } from '../schemas/apps.js';
-import { authErrors } from '../schemas/common.js';
+import { authErrors, errorResponse } from '../schemas/common.js';
 
 const appsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/v2/projects/:project_id/apps', {
@@ -9,7 +9,7 @@ const appsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['apps'], operationId: 'listApps',
       summary: "A project's apps, by name (what the dashboard offers to pick from)",
       params: ProjectParams,
-      response: { 200: AppList, ...authErrors },
+      response: { 200: AppList, 400: errorResponse('Malformed project id.'), ...authErrors },
     },
   }, async (request) => ({ apps: (await app.repos.apps.list(request.params.project_id)).map(appToJson) }));
 };

@@ -1,4 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import dashboardPage from '../../api/routes/dashboard-page.js';
 import { authHeaders, startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack;
@@ -41,4 +46,21 @@ it('serves the built dashboard page and its config, without data or secrets', as
   expect((await fetch(`${stack.baseUrl}/dashboard`, { redirect: 'manual' })).headers.get('location')).toBe('/dashboard/');
   const config = await (await fetch(`${stack.baseUrl}/dashboard/config.json`)).json();
   expect(config).toEqual({ temporal_ui_url: stack.config.temporalUiUrl, temporal_namespace: 'default' });
+});
+
+it('answers 404 with how to build it when the page is not built', async () => {
+  const empty = await mkdtemp(path.join(os.tmpdir(), 'runhook-no-dist-'));
+  const api = Fastify();
+  try {
+    await api.register(dashboardPage, { distDir: empty, temporalUiUrl: 'http://127.0.0.1:8233', temporalNamespace: 'default' });
+    const base = await api.listen({ host: '127.0.0.1', port: 0 });
+    for (const url of ['/dashboard', '/dashboard/', '/dashboard/index.html']) {
+      const res = await fetch(base + url);
+      expect(res.status, url).toBe(404);
+      expect(await res.json()).toEqual({ message: 'dashboard not built: run npm run build' });
+    }
+  } finally {
+    await api.close();
+    await rm(empty, { recursive: true, force: true });
+  }
 });

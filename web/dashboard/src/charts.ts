@@ -17,7 +17,8 @@ export function stackedBars(el: HTMLElement, opts: { xs: number[]; layers: Layer
   const sums: number[][] = [];
   layers.forEach((layer, i) => sums.push(layer.values.map((v, j) => v + (i ? sums[i - 1][j] : 0))));
   const order = layers.map((_, i) => i).reverse();
-  const data: AlignedData = [xs, ...order.map((i) => sums[i])];
+  // An empty bucket draws nothing (a zero-height bar would still paint a line on the axis).
+  const data: AlignedData = [xs, ...order.map((i) => sums[i].map((v) => (v > 0 ? v : null)))];
   const bars = uPlot.paths.bars!({ size: [0.8, 48], align: 0 });
   const options: Options = {
     width: Math.max(280, el.clientWidth),

@@ -19,6 +19,8 @@ const errorBox = $<HTMLParagraphElement>('error');
 let apps: AppInfo[] = [];
 let config: DashboardConfig | null = null;
 let loadSeq = 0;
+// What is on screen, redrawn at the new width on resize without asking the API again.
+let shown: { metrics: DashboardMetrics; zone: string } | null = null;
 
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 tzInput.value = browserZone;
@@ -159,6 +161,7 @@ async function loadBoard() {
     if (seq !== loadSeq) return;
     showError(null);
     $('board').hidden = false;
+    shown = { metrics, zone };
     render(metrics, zone);
     renderRuns(runs.runs, zone);
     document.body.dataset.loaded = String(seq);
@@ -186,6 +189,8 @@ $('refresh').addEventListener('click', () => void loadBoard());
 let resizeTimer: number | undefined;
 window.addEventListener('resize', () => {
   clearTimeout(resizeTimer);
-  resizeTimer = window.setTimeout(() => void loadBoard(), 200);
+  resizeTimer = window.setTimeout(() => {
+    if (shown && !$('board').hidden) render(shown.metrics, shown.zone);
+  }, 200);
 });
 if (tokenInput.value && projectInput.value) form.requestSubmit();

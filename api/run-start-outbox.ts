@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RunsRepository } from '../db/repositories/runs.js';
 import { startRunWorkflow, type RunStartSpec } from '../lib/run-start.js';
+import { BackgroundWork } from './background-work.js';
 
 /** How old an unstarted row must be before a re-drive starts it (a normal start takes milliseconds). */
 const REDRIVE_AFTER_SECONDS = 3;
@@ -17,16 +18,14 @@ const MAX_CONCURRENT_STARTS = 32;
  * are marked in batches, so a run costs one extra UPDATE shared with its neighbours.
  */
 export class RunStartOutbox {
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly work = new BackgroundWork();
   /** Runs this process is starting or will start: a re-drive leaves them alone. */
   private readonly pending = new Set<string>();
   private readonly waiting: (() => void)[] = [];
   private active = 0;
   private started: string[] = [];
   private markTimer: NodeJS.Timeout | null = null;
-  private redriveTimer: NodeJS.Timeout | null = null;
   private redriving: Promise<number> | null = null;
-  private closed = false;
 
   constructor(
     private readonly runs: RunsRepository,
@@ -36,7 +35,7 @@ export class RunStartOutbox {
 
   /** Starts one accepted run now, in the background. */
   start(spec: RunStartSpec): void {
-    this.track(this.startOne(spec));
+    this.work.track(this.startOne(spec));
   }
 
   private async startOne(spec: RunStartSpec): Promise<boolean> {
@@ -56,7 +55,7 @@ export class RunStartOutbox {
       this.waiting.shift()?.();
     }
     this.started.push(spec.input.runId);
-    this.markTimer ??= setTimeout(() => this.track(this.flushMarks()), MARK_EVERY_MS);
+    this.markTimer ??= setTimeout(() => this.work.track(this.flushMarks()), MARK_EVERY_MS);
     return true;
   }
 
@@ -74,7 +73,7 @@ export class RunStartOutbox {
       let n = 0;
       try {
         for (const { spec } of await this.runs.unstartedRuns(olderThanSeconds)) {
-          if (this.closed) break;
+          if (this.work.closed) break;
           if (await this.startOne(spec)) n++;
         }
         if (n) this.log.info({ started: n }, 're-drove accepted runs whose workflow had not started');
@@ -87,26 +86,12 @@ export class RunStartOutbox {
   }
 
   startRedriveLoop(everyMs = REDRIVE_EVERY_MS): void {
-    const tick = () => {
-      this.redriveTimer = setTimeout(() => {
-        this.track(this.redrive().catch((err) => this.log.warn({ err }, 'run start re-drive failed')));
-        tick();
-      }, everyMs);
-      this.redriveTimer.unref();
-    };
-    tick();
-  }
-
-  private track(p: Promise<unknown>): void {
-    this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p));
+    this.work.every(everyMs, () => this.redrive(), (err) => this.log.warn({ err }, 'run start re-drive failed'));
   }
 
   /** Lets starts under way finish and marks them (shutdown). */
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.redriveTimer) clearTimeout(this.redriveTimer);
-    await Promise.allSettled([...this.inFlight]);
+    await this.work.close();
     if (this.markTimer) clearTimeout(this.markTimer);
     await this.flushMarks();
   }

@@ -4,6 +4,7 @@ import type { Config } from '../config/config.js';
 import type { SyncRunRecord } from '../db/repositories/runs.js';
 import type { NewDelivery, WebhooksRepository } from '../db/repositories/webhooks.js';
 import { startDeliveryWorkflow } from './webhook-starter.js';
+import { BackgroundWork } from './background-work.js';
 
 const REDRIVE_EVERY_MS = 10_000;
 const REDRIVE_AFTER_SECONDS = 15;
@@ -15,9 +16,7 @@ const REDRIVE_AFTER_SECONDS = 15;
  * once its row exists, and the caller's response never waits for any of it.
  */
 export class WebhookOutbox {
-  private timer: NodeJS.Timeout | null = null;
-  private readonly inFlight = new Set<Promise<unknown>>();
-  private closed = false;
+  private readonly work = new BackgroundWork();
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -28,14 +27,14 @@ export class WebhookOutbox {
 
   /** Runs after the sync caller has its response: persists the run, its response and delivery 0, then starts it. */
   afterSyncRun(run: SyncRunRecord, response: { contentType: string | null; body: Buffer } | null, delivery: NewDelivery): void {
-    this.track(
+    this.work.track(
       (async () => {
         for (let i = 0; ; i++) {
           try {
             await this.webhooks.recordSyncRunForDelivery(run, response, delivery);
             break;
           } catch (err) {
-            if (i >= 4 || this.closed) {
+            if (i >= 4 || this.work.closed) {
               this.log.error({ err, runId: run.runId }, 'webhook of a sync run not recorded; it will not be delivered');
               return;
             }
@@ -62,32 +61,18 @@ export class WebhookOutbox {
   async redrive(olderThanSeconds = REDRIVE_AFTER_SECONDS): Promise<number> {
     let started = 0;
     for (const { runId, delivery } of await this.webhooks.unstarted(olderThanSeconds)) {
-      if (this.closed) break;
+      if (this.work.closed) break;
       if (await this.start(runId, delivery)) started++;
     }
     return started;
   }
 
   startRedriveLoop(everyMs = REDRIVE_EVERY_MS): void {
-    const tick = () => {
-      this.timer = setTimeout(() => {
-        this.track(this.redrive().catch((err) => this.log.warn({ err }, 'webhook outbox re-drive failed')));
-        tick();
-      }, everyMs);
-      this.timer.unref();
-    };
-    tick();
-  }
-
-  private track(p: Promise<unknown>): void {
-    this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p));
+    this.work.every(everyMs, () => this.redrive(), (err) => this.log.warn({ err }, 'webhook outbox re-drive failed'));
   }
 
   /** Lets writes and starts already under way finish (shutdown). */
-  async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    await Promise.allSettled([...this.inFlight]);
+  close(): Promise<void> {
+    return this.work.close();
   }
 }

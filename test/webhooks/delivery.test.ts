@@ -1,47 +1,30 @@
 import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import protobufs from '@temporalio/proto';
-import { startEchoApp, type EchoApp } from '../../examples/echo/echo-app.js';
 import { verifyWebhook } from '../../lib/verify-webhook.js';
 import { sealWebhookSecret } from '../../lib/webhook-secret-box.js';
 import { webhooksRepository } from '../../db/repositories/webhooks.js';
 import { buildFastifyReceiver, type RunWebhook } from '../../examples/webhook-receivers/fastify-receiver.js';
-import { authHeaders, startStack, waitFor, type Stack } from '../helpers/stack.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { authHeaders, waitFor } from '../helpers/stack.js';
+import { useWebhookStack } from '../helpers/webhook-stack.js';
 
-let stack: Stack;
-let echo: EchoApp;
-let receiver: WebhookReceiver;
-let token: string;
-
-beforeAll(async () => {
-  stack = await startStack({ worker: true });
-  echo = await startEchoApp();
-  receiver = await startWebhookReceiver();
-  token = await stack.token('proj');
-  await stack.deploy('proj', { name: 'echo', url: echo.url });
-});
-afterAll(async () => {
-  await receiver?.close();
-  await echo?.close();
-  await stack?.close();
-});
+const ctx = useWebhookStack();
 
 function run(body: unknown, opts: { endpoint: string; async?: boolean; secret?: string }) {
   const q = new URLSearchParams({ webhookEndpoint: opts.endpoint, ...(opts.async ? { async: 'true' } : {}) });
-  return fetch(`${stack.baseUrl}/v4/proj/echo/run?${q}`, {
+  return fetch(`${ctx.stack.baseUrl}/v4/proj/echo/run?${q}`, {
     method: 'POST',
-    headers: authHeaders(token, opts.secret ? { 'x-webhook-secret': opts.secret } : {}),
+    headers: authHeaders(ctx.token, opts.secret ? { 'x-webhook-secret': opts.secret } : {}),
     body: JSON.stringify(body),
   });
 }
 
-const received = (endpoint: string, n = 1) => waitFor(async () => (receiver.to(endpoint).length >= n ? receiver.to(endpoint) : null), 30_000, 20);
+const received = (endpoint: string, n = 1) => waitFor(async () => (ctx.receiver.to(endpoint).length >= n ? ctx.receiver.to(endpoint) : null), 30_000, 20);
 
 async function webhookLog(runId: string, until: (log: any) => boolean = (l) => l.state !== 'pending') {
   return waitFor(async () => {
-    const res = await fetch(`${stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook`, { headers: authHeaders(token) });
+    const res = await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook`, { headers: authHeaders(ctx.token) });
     const log = res.status === 200 ? await res.json() : null;
     return log && until(log) ? log : null;
   }, 30_000, 100);
@@ -50,14 +33,14 @@ async function webhookLog(runId: string, until: (log: any) => boolean = (l) => l
 /** The history exactly as the server stores it, without any codec: what the Web UI and an export see. */
 async function rawHistory(workflowId: string): Promise<Buffer> {
   const proto = protobufs.temporal;
-  const res = await stack.temporal.workflowService.getWorkflowExecutionHistory({ namespace: stack.config.temporalNamespace, execution: { workflowId } });
+  const res = await ctx.stack.temporal.workflowService.getWorkflowExecutionHistory({ namespace: ctx.stack.config.temporalNamespace, execution: { workflowId } });
   return Buffer.from(proto.api.workflowservice.v1.GetWorkflowExecutionHistoryResponse.encode(res).finish());
 }
 
 describe('webhook delivery', () => {
   it('forwards a sync run: full body, X-Request-Id, content type, signature over the exact bytes', async () => {
     const secret = 'whsec_sync_Zx81';
-    const endpoint = receiver.endpoint(() => ({ status: 200 }));
+    const endpoint = ctx.receiver.endpoint(() => ({ status: 200 }));
     const res = await run({ hello: 'webhook' }, { endpoint, secret });
     expect(res.status).toBe(200);
     const runId = res.headers.get('x-run-id')!;
@@ -85,9 +68,9 @@ describe('webhook delivery', () => {
   });
 
   it("splices the app's JSON in byte for byte, and forwards other responses as strings", async () => {
-    const bigInt = receiver.endpoint(() => ({ status: 200 }));
+    const bigInt = ctx.receiver.endpoint(() => ({ status: 200 }));
     await run({ raw: '{"n": 12345678901234567890}', content_type: 'application/json' }, { endpoint: bigInt });
-    const text = receiver.endpoint(() => ({ status: 200 }));
+    const text = ctx.receiver.endpoint(() => ({ status: 200 }));
     await run({ raw: 'plain words', content_type: 'text/plain' }, { endpoint: text });
     const [a] = await received(bigInt);
     expect(a.body.toString()).toMatch(/"response":\{"n": 12345678901234567890\}\}$/);
@@ -96,7 +79,7 @@ describe('webhook delivery', () => {
   });
 
   it('sends no signature headers without X-Webhook-Secret', async () => {
-    const endpoint = receiver.endpoint(() => ({ status: 200 }));
+    const endpoint = ctx.receiver.endpoint(() => ({ status: 200 }));
     const res = await run({ plain: true }, { endpoint });
     const [req] = await received(endpoint);
     expect(req.headers['x-request-id']).toBe(res.headers.get('x-run-id'));
@@ -106,7 +89,7 @@ describe('webhook delivery', () => {
   });
 
   it('never delays the sync caller: a receiver taking 4 s gets the POST after the caller has its answer', async () => {
-    const endpoint = receiver.endpoint(() => ({ status: 200, delayMs: 4_000 }));
+    const endpoint = ctx.receiver.endpoint(() => ({ status: 200, delayMs: 4_000 }));
     const t0 = Date.now();
     const res = await run({ quick: true }, { endpoint });
     await res.json();
@@ -118,7 +101,7 @@ describe('webhook delivery', () => {
   });
 
   it('forwards a failed sync run too (the app answered 500): the caller still gets the 500', async () => {
-    const endpoint = receiver.endpoint(() => ({ status: 200 }));
+    const endpoint = ctx.receiver.endpoint(() => ({ status: 200 }));
     const res = await run({ status: 500 }, { endpoint });
     expect(res.status).toBe(500);
     const [req] = await received(endpoint);
@@ -127,29 +110,29 @@ describe('webhook delivery', () => {
 
   it('delivers an async run from a child workflow webhook-<run_id> that outlives the run', async () => {
     const secret = 'whsec_async_Q9';
-    const endpoint = receiver.endpoint(() => ({ status: 202 }));
+    const endpoint = ctx.receiver.endpoint(() => ({ status: 202 }));
     const res = await run({ async: 'yes' }, { endpoint, async: true, secret });
     expect(res.status).toBe(202);
     const { run_id: runId } = await res.json();
     const [req] = await received(endpoint);
     expect(verifyWebhook({ secret, headers: req.headers, body: req.body }).ok).toBe(true);
     expect(JSON.parse(req.body.toString())).toMatchObject({ run_id: runId, async: true, status: 'succeeded', status_code: 200, response: { echo: { async: 'yes' } } });
-    const child = await stack.temporal.workflow.getHandle(`webhook-${runId}`).describe();
+    const child = await ctx.stack.temporal.workflow.getHandle(`webhook-${runId}`).describe();
     expect(child.type).toBe('deliverWebhookWorkflow');
     expect(child.parentExecution?.workflowId).toBe(runId);
-    expect(child.taskQueue).toBe(stack.config.taskQueues.webhooks);
+    expect(child.taskQueue).toBe(ctx.stack.config.taskQueues.webhooks);
     const log = await webhookLog(runId);
     expect(log.state).toBe('delivered');
-    const view = await (await fetch(`${stack.baseUrl}/v4/proj/echo/runs/${runId}`, { headers: authHeaders(token) })).json();
+    const view = await (await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/runs/${runId}`, { headers: authHeaders(ctx.token) })).json();
     expect(view.webhook).toEqual({ state: 'delivered', attempts: 1 });
   });
 
   it('reports a cancelled async run through its webhook', async () => {
-    const endpoint = receiver.endpoint(() => ({ status: 200 }));
+    const endpoint = ctx.receiver.endpoint(() => ({ status: 200 }));
     const { run_id: runId } = await (await run({ sleep_ms: 10_000 }, { endpoint, async: true })).json();
     expect((await webhookLog(runId, () => true)).state).toBe('pending');
-    await waitFor(async () => echo.calls.some((c) => c.requestId === runId));
-    const cancel = await fetch(`${stack.baseUrl}/v4/proj/echo/runs/${runId}/cancel`, { method: 'POST', headers: authHeaders(token), body: '' });
+    await waitFor(async () => ctx.echo.calls.some((c) => c.requestId === runId));
+    const cancel = await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/runs/${runId}/cancel`, { method: 'POST', headers: authHeaders(ctx.token), body: '' });
     expect(cancel.status).toBe(202);
     const [req] = await received(endpoint);
     expect(JSON.parse(req.body.toString())).toMatchObject({ run_id: runId, status: 'cancelled', status_code: null, response: null, error: 'run cancelled' });
@@ -157,7 +140,7 @@ describe('webhook delivery', () => {
 
   it('keeps X-Webhook-Secret out of Temporal history (raw bytes) and PostgreSQL', async () => {
     const secret = `whsec_${'S3cr3t'.repeat(4)}`;
-    const endpoint = receiver.endpoint(() => ({ status: 200 }));
+    const endpoint = ctx.receiver.endpoint(() => ({ status: 200 }));
     const { run_id: runId } = await (await run({ secret_test: 1 }, { endpoint, async: true, secret })).json();
     await received(endpoint);
     await webhookLog(runId);
@@ -171,12 +154,12 @@ describe('webhook delivery', () => {
       expect(raw.includes(endpoint)).toBe(false);
     }
     // Every row of every table, as text: the secret is nowhere in the database.
-    const { rows: tables } = await stack.pool.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
+    const { rows: tables } = await ctx.stack.pool.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
     for (const { tablename } of tables) {
-      const { rows } = await stack.pool.query(`SELECT t::text AS row FROM ${tablename} t`);
+      const { rows } = await ctx.stack.pool.query(`SELECT t::text AS row FROM ${tablename} t`);
       for (const { row } of rows) expect(row as string, tablename).not.toContain(secret);
     }
-    const { rows } = await stack.pool.query('SELECT secret_sealed FROM webhook_deliveries WHERE run_id = $1', [runId]);
+    const { rows } = await ctx.stack.pool.query('SELECT secret_sealed FROM webhook_deliveries WHERE run_id = $1', [runId]);
     expect(rows[0].secret_sealed.includes(Buffer.from(secret))).toBe(false);
   });
 });
@@ -200,39 +183,39 @@ describe('receivers and recovery', () => {
   });
 
   it('re-drives a recorded delivery whose workflow never started (API died after the outbox write)', async () => {
-    const endpoint = receiver.endpoint(() => ({ status: 200 }));
+    const endpoint = ctx.receiver.endpoint(() => ({ status: 200 }));
     const runId = `redrive-${Date.now()}`;
-    await stack.pool.query(
+    await ctx.stack.pool.query(
       `INSERT INTO runs (run_id, app_id, project_id, app_name, async, status, created_at, finished_at, run_time_ms, status_code, webhook_endpoint)
        VALUES ($1, 'proj-echo', 'proj', 'echo', false, 'succeeded', now() - interval '1 minute', now() - interval '1 minute', 5, 200, $2)`,
       [runId, endpoint],
     );
-    await webhooksRepository(stack.pool).createFirstDelivery({ runId, endpoint, secretSealed: sealWebhookSecret(stack.config.payloadCodecKey, runId, 'whsec_redrive') });
-    await stack.pool.query("UPDATE webhook_deliveries SET created_at = now() - interval '1 minute' WHERE run_id = $1", [runId]);
-    expect(await stack.api.webhooks.outbox.redrive()).toBe(1);
+    await webhooksRepository(ctx.stack.pool).createFirstDelivery({ runId, endpoint, secretSealed: sealWebhookSecret(ctx.stack.config.payloadCodecKey, runId, 'whsec_redrive') });
+    await ctx.stack.pool.query("UPDATE webhook_deliveries SET created_at = now() - interval '1 minute' WHERE run_id = $1", [runId]);
+    expect(await ctx.stack.api.webhooks.outbox.redrive()).toBe(1);
     const [req] = await received(endpoint);
     expect(verifyWebhook({ secret: 'whsec_redrive', headers: req.headers, body: req.body }).ok).toBe(true);
     expect(JSON.parse(req.body.toString())).toMatchObject({ run_id: runId, status: 'succeeded', status_code: 200, response: null });
     expect((await webhookLog(runId)).state).toBe('delivered');
-    expect(await stack.api.webhooks.outbox.redrive()).toBe(0);
+    expect(await ctx.stack.api.webhooks.outbox.redrive()).toBe(0);
   });
 });
 
 describe('delivery log and redelivery', () => {
   it('redelivers the same body with the same X-Request-Id, as a new delivery with its own attempts', async () => {
     const secret = 'whsec_redeliver';
-    const endpoint = receiver.endpoint((n) => ({ status: n <= 3 ? 404 : 200 }));
+    const endpoint = ctx.receiver.endpoint((n) => ({ status: n <= 3 ? 404 : 200 }));
     const res = await run({ again: true }, { endpoint, secret });
     const runId = res.headers.get('x-run-id')!;
     // While delivery 0 is still retrying, a redelivery is refused.
     await received(endpoint, 1);
-    const early = await fetch(`${stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook/redeliver`, { method: 'POST', headers: authHeaders(token), body: '' });
+    const early = await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook/redeliver`, { method: 'POST', headers: authHeaders(ctx.token), body: '' });
     expect(early.status).toBe(409);
     const failed = await webhookLog(runId);
     expect(failed.state).toBe('failed');
     expect(failed.deliveries[0].attempts).toHaveLength(3);
 
-    const again = await fetch(`${stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook/redeliver`, { method: 'POST', headers: authHeaders(token), body: '' });
+    const again = await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook/redeliver`, { method: 'POST', headers: authHeaders(ctx.token), body: '' });
     expect(again.status).toBe(202);
     expect(await again.json()).toEqual({ run_id: runId, delivery: 1, workflow_id: `webhook-${runId}-1`, state: 'pending' });
     const seen = await received(endpoint, 4);
@@ -246,16 +229,16 @@ describe('delivery log and redelivery', () => {
   });
 
   it('answers 404 for a run without a webhook and for another project', async () => {
-    const res = await fetch(`${stack.baseUrl}/v4/proj/echo/run`, { method: 'POST', headers: authHeaders(token), body: '{}' });
+    const res = await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/run`, { method: 'POST', headers: authHeaders(ctx.token), body: '{}' });
     const runId = res.headers.get('x-run-id')!;
-    await stack.api.runLog.flush();
+    await ctx.stack.api.runLog.flush();
     for (const [method, suffix] of [['GET', ''], ['POST', '/redeliver']]) {
-      const r = await fetch(`${stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook${suffix}`, { method, headers: authHeaders(token), ...(method === 'POST' ? { body: '' } : {}) });
+      const r = await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook${suffix}`, { method, headers: authHeaders(ctx.token), ...(method === 'POST' ? { body: '' } : {}) });
       expect(r.status).toBe(404);
       expect((await r.json()).message).toMatch(/no webhook/);
     }
-    const other = await stack.token('other');
-    const r = await fetch(`${stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook`, { headers: authHeaders(other) });
+    const other = await ctx.stack.token('other');
+    const r = await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook`, { headers: authHeaders(other) });
     expect(r.status).toBe(403);
   });
 });

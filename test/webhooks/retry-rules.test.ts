@@ -1,29 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEchoApp, type EchoApp } from '../../examples/echo/echo-app.js';
-import { authHeaders, startStack, waitFor, type Stack } from '../helpers/stack.js';
-import { startWebhookReceiver, type ReceiverAction, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { describe, expect, it } from 'vitest';
+import { authHeaders, waitFor } from '../helpers/stack.js';
+import { useWebhookStack } from '../helpers/webhook-stack.js';
+import type { ReceiverAction } from '../helpers/webhook-receiver.js';
 
 // Every row of the retry table (interface section 6) against a real receiver: attempts are counted
 // at the receiver and in the delivery log, and the gaps between attempts are measured.
 const ATTEMPT_TIMEOUT_MS = 600;
 
-let stack: Stack;
-let echo: EchoApp;
-let receiver: WebhookReceiver;
-let token: string;
-
-beforeAll(async () => {
-  stack = await startStack({ worker: true, env: { WEBHOOK_ATTEMPT_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS) } });
-  echo = await startEchoApp();
-  receiver = await startWebhookReceiver();
-  token = await stack.token('proj');
-  await stack.deploy('proj', { name: 'echo', url: echo.url });
-});
-afterAll(async () => {
-  await receiver?.close();
-  await echo?.close();
-  await stack?.close();
-});
+const ctx = useWebhookStack({ WEBHOOK_ATTEMPT_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS) });
 
 interface Log {
   state: string;
@@ -31,8 +15,8 @@ interface Log {
 }
 
 async function runWithWebhook(endpoint: string) {
-  const res = await fetch(`${stack.baseUrl}/v4/proj/echo/run?webhookEndpoint=${encodeURIComponent(endpoint)}`, {
-    method: 'POST', headers: authHeaders(token), body: JSON.stringify({ hello: 'hook' }),
+  const res = await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/run?webhookEndpoint=${encodeURIComponent(endpoint)}`, {
+    method: 'POST', headers: authHeaders(ctx.token), body: JSON.stringify({ hello: 'hook' }),
   });
   expect(res.status).toBe(200);
   expect((await res.json()).echo).toEqual({ hello: 'hook' });
@@ -41,23 +25,23 @@ async function runWithWebhook(endpoint: string) {
 
 async function finalLog(runId: string): Promise<Log> {
   return waitFor(async () => {
-    const res = await fetch(`${stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook`, { headers: authHeaders(token) });
+    const res = await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/runs/${runId}/webhook`, { headers: authHeaders(ctx.token) });
     if (res.status !== 200) return null;
     const log = (await res.json()) as Log;
     return log.state === 'pending' ? null : log;
   }, 40_000, 200);
 }
 
-/** Runs one scenario end to end: what the receiver saw and what the delivery log says. */
+/** Runs one scenario end to end: what the ctx.receiver saw and what the delivery log says. */
 async function scenario(script: (n: number) => ReceiverAction) {
-  const endpoint = receiver.endpoint(script);
+  const endpoint = ctx.receiver.endpoint(script);
   const runId = await runWithWebhook(endpoint);
   const log = await finalLog(runId);
   // A last look, so an attempt that would arrive after the final state is caught too.
   await new Promise((r) => setTimeout(r, 300));
-  const seen = receiver.to(endpoint);
+  const seen = ctx.receiver.to(endpoint);
   const gaps = seen.slice(1).map((r, i) => r.at - seen[i].at);
-  const run = await (await fetch(`${stack.baseUrl}/v4/proj/echo/runs/${runId}`, { headers: authHeaders(token) })).json();
+  const run = await (await fetch(`${ctx.stack.baseUrl}/v4/proj/echo/runs/${runId}`, { headers: authHeaders(ctx.token) })).json();
   return { runId, log, seen, gaps, run };
 }
 
@@ -73,7 +57,7 @@ describe('retry table', () => {
       scenario(() => status(429)),
       scenario(() => status(500)),
       scenario(() => status(503)),
-      scenario(() => status(302, { location: `${receiver.baseUrl}/redirect-target` })),
+      scenario(() => status(302, { location: `${ctx.receiver.baseUrl}/redirect-target` })),
       scenario(() => status(300)),
       scenario(() => ({ destroy: true })),
       scenario(() => ({ hang: true })),
@@ -104,7 +88,7 @@ describe('retry table', () => {
       expect(s.log.state).toBe('failed');
       expect(s.log.deliveries[0].attempts.every((a) => a.outcome === 'retry')).toBe(true);
     }
-    expect(receiver.requests.filter((r) => r.path === '/redirect-target')).toHaveLength(0);
+    expect(ctx.receiver.requests.filter((r) => r.path === '/redirect-target')).toHaveLength(0);
 
     // Network errors: a dropped connection and a timeout are retried, 3 attempts, each recorded with its error.
     expect(reset.seen).toHaveLength(3);

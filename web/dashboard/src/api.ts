@@ -1,3 +1,8 @@
+import type { Static } from '@sinclair/typebox';
+import type { AppView } from '../../../api/schemas/apps.js';
+import type { CostsEntry as CostsEntrySchema, DashboardMetrics as DashboardMetricsSchema, RequestsEntry as RequestsEntrySchema } from '../../../api/schemas/dashboard-metrics.js';
+import type { RunViewT } from '../../../api/schemas/runs.js';
+
 /** What the API answered with a non-2xx status: its {"message"} is shown as it comes. */
 export class ApiError extends Error {
   constructor(readonly status: number, message: string) {
@@ -36,49 +41,13 @@ export async function apiGet<T>(path: string, params: Record<string, string> = {
   return body as T;
 }
 
-export interface AppInfo {
-  app_id: string;
-  name: string;
-  hardware: { compute: string; gpu_count: number };
-}
-
-export interface RequestsEntry {
-  total: number;
-  '2xx': number;
-  '4xx': number;
-  '5xx': number;
-  websocket_success: number;
-  websocket_error: number;
-  other: number;
-}
-
-export interface CostsEntry {
-  gpu_cost_cents: number;
-  cpu_cost_cents: number;
-  memory_cost_cents: number;
-  total_cost_cents: number;
-  total_running_time_ms: number;
-}
-
-export interface DashboardMetrics {
-  requests: Record<string, RequestsEntry>;
-  request_totals: RequestsEntry;
-  costs: Record<string, CostsEntry>;
-  cost_totals: CostsEntry;
-  start_date: string;
-  end_date: string;
-  interval: string;
-}
-
-export interface RunRow {
-  run_id: string;
-  async: boolean;
-  status: string;
-  created_at: string;
-  run_time_ms: number | null;
-  status_code: number | null;
-  webhook: { state: string; attempts: number } | null;
-}
+// The API's own TypeBox schemas, as types only (erased from the bundle): the page cannot drift
+// from what the endpoints answer.
+export type AppInfo = Static<typeof AppView>;
+export type RequestsEntry = Static<typeof RequestsEntrySchema>;
+export type CostsEntry = Static<typeof CostsEntrySchema>;
+export type DashboardMetrics = Static<typeof DashboardMetricsSchema>;
+export type RunRow = RunViewT;
 
 export interface DashboardConfig {
   temporal_ui_url: string;

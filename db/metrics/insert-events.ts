@@ -48,10 +48,17 @@ const COST_ADD = `n_events = r.n_events + EXCLUDED.n_events, running_time_ms = r
   gpu_ucents = r.gpu_ucents + EXCLUDED.gpu_ucents, cpu_ucents = r.cpu_ucents + EXCLUDED.cpu_ucents,
   mem_ucents = r.mem_ucents + EXCLUDED.mem_ucents`;
 
-const REQUEST_SRC = `SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::int[], $4::int[], $5::bool[])
-  AS t(ts, app_id, status, ws_close_code, async)`;
-const COST_SRC = `SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
-  AS t(ts, app_id, running_time_ms, gpu_ucents, cpu_ucents, mem_ucents)`;
+// Columns travel as compact array literals ("{1,2,NULL}"), times as epoch milliseconds and app ids
+// as indexes into a short list: building those strings is several times cheaper for the API than
+// pg's per-element array serialisation of ISO timestamps and repeated ids, and PostgreSQL parses
+// integer arrays faster than timestamp text. Times stay exact to the millisecond.
+const REQUEST_SRC = `SELECT timestamptz 'epoch' + t.ms * interval '1 millisecond' AS ts, ($2::text[])[t.app] AS app_id,
+    t.status, t.ws_close_code, t.async
+  FROM unnest($1::bigint[], $3::int[], $4::int[], $5::int[], $6::bool[]) AS t(ms, app, status, ws_close_code, async)`;
+const COST_SRC = `SELECT timestamptz 'epoch' + t.ms * interval '1 millisecond' AS ts, ($2::text[])[t.app] AS app_id,
+    t.running_time_ms, t.gpu_ucents, t.cpu_ucents, t.mem_ucents
+  FROM unnest($1::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+    AS t(ms, app, running_time_ms, gpu_ucents, cpu_ucents, mem_ucents)`;
 
 const INSERT_REQUESTS_RAW = `INSERT INTO request_events (ts, app_id, status, ws_close_code, async) ${REQUEST_SRC}`;
 const INSERT_COSTS_RAW = `INSERT INTO cost_events (ts, app_id, running_time_ms, gpu_ucents, cpu_ucents, mem_ucents) ${COST_SRC}`;
@@ -93,6 +100,54 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
+/** App ids as a list of distinct ids and, per row, a 1-based index into it. */
+function appIndexes(events: readonly { appId: string }[]): { apps: string[]; index: string } {
+  const apps: string[] = [];
+  const seen = new Map<string, number>();
+  let index = '{';
+  for (let i = 0; i < events.length; i++) {
+    const id = events[i].appId;
+    let n = seen.get(id);
+    if (n === undefined) {
+      n = apps.push(id);
+      seen.set(id, n);
+    }
+    index += i === 0 ? `${n}` : `,${n}`;
+  }
+  return { apps, index: index + '}' };
+}
+
+/** An array literal of integers (numbers or bigints); null becomes NULL. */
+function intArray<T>(events: readonly T[], value: (e: T) => number | bigint | null | undefined): string {
+  let out = '{';
+  for (let i = 0; i < events.length; i++) {
+    const v = value(events[i]);
+    if (i > 0) out += ',';
+    out += v === null || v === undefined ? 'NULL' : typeof v === 'bigint' ? v.toString() : Math.round(v).toString();
+  }
+  return out + '}';
+}
+
+function requestParams(batch: readonly RequestEvent[]): unknown[] {
+  const { apps, index } = appIndexes(batch);
+  let asyncFlags = '{';
+  for (let i = 0; i < batch.length; i++) asyncFlags += (i > 0 ? ',' : '') + (batch[i].async ? 't' : 'f');
+  return [intArray(batch, (e) => e.ts.getTime()), apps, index, intArray(batch, (e) => e.status), intArray(batch, (e) => e.wsCloseCode), asyncFlags + '}'];
+}
+
+function costParams(batch: readonly CostEvent[]): unknown[] {
+  const { apps, index } = appIndexes(batch);
+  return [
+    intArray(batch, (e) => e.ts.getTime()),
+    apps,
+    index,
+    intArray(batch, (e) => e.runningTimeMs),
+    intArray(batch, (e) => e.gpuUcents),
+    intArray(batch, (e) => e.cpuUcents),
+    intArray(batch, (e) => e.memoryUcents),
+  ];
+}
+
 /**
  * Writes request events with unnest (one round trip per 10k rows). On plain PostgreSQL the same
  * statement adds them into the rollup tables. Pass a client inside a transaction to make several
@@ -102,15 +157,7 @@ export async function insertRequestEvents(db: Queryable, events: readonly Reques
   if (events.length === 0) return 0;
   const withRollups = await rollupsMaintainedByApp(db, opts.cacheKey ?? db);
   const sql = withRollups ? INSERT_REQUESTS_WITH_ROLLUPS : INSERT_REQUESTS_RAW;
-  for (const batch of chunks(events, opts.batchRows ?? MAX_ROWS_PER_STATEMENT)) {
-    await db.query(sql, [
-      batch.map((e) => e.ts.toISOString()),
-      batch.map((e) => e.appId),
-      batch.map((e) => e.status),
-      batch.map((e) => e.wsCloseCode ?? null),
-      batch.map((e) => e.async),
-    ]);
-  }
+  for (const batch of chunks(events, opts.batchRows ?? MAX_ROWS_PER_STATEMENT)) await db.query(sql, requestParams(batch));
   return events.length;
 }
 
@@ -119,16 +166,7 @@ export async function insertCostEvents(db: Queryable, events: readonly CostEvent
   if (events.length === 0) return 0;
   const withRollups = await rollupsMaintainedByApp(db, opts.cacheKey ?? db);
   const sql = withRollups ? INSERT_COSTS_WITH_ROLLUPS : INSERT_COSTS_RAW;
-  for (const batch of chunks(events, opts.batchRows ?? MAX_ROWS_PER_STATEMENT)) {
-    await db.query(sql, [
-      batch.map((e) => e.ts.toISOString()),
-      batch.map((e) => e.appId),
-      batch.map((e) => String(Math.round(e.runningTimeMs))),
-      batch.map((e) => e.gpuUcents.toString()),
-      batch.map((e) => e.cpuUcents.toString()),
-      batch.map((e) => e.memoryUcents.toString()),
-    ]);
-  }
+  for (const batch of chunks(events, opts.batchRows ?? MAX_ROWS_PER_STATEMENT)) await db.query(sql, costParams(batch));
   return events.length;
 }
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 import { EventRecorder } from '../../db/metrics/event-recorder.js';
+import { insertCostEvents, insertRequestEvents } from '../../db/metrics/insert-events.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 import { costAt, prng, requestAt } from './helpers/event-data.js';
 
@@ -100,5 +101,30 @@ describe('EventRecorder', () => {
     expect(rec.stats()).toEqual({ buffered: 100, dropped: 30, written: 0 });
     await expect(rec.close(300)).rejects.toThrow(/100 events not written/);
     await dead.end();
+  });
+
+  it('stores every column exactly: millisecond times (before 1970 too), nulls, many apps, big micro-cent values', async () => {
+    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    const times = ['2026-03-08T06:59:59.999Z', '1969-12-31T23:59:59.001Z', '2026-11-01T05:00:00.000Z'].map((t) => new Date(t));
+    await insertRequestEvents(pool, [
+      { ts: times[0], appId: 'p-a', status: 200, async: false },
+      { ts: times[1], appId: 'p-b', status: null, wsCloseCode: 1001, async: true },
+      { ts: times[2], appId: 'p-a', status: null, async: false },
+    ]);
+    await insertCostEvents(pool, [
+      { ts: times[0], appId: 'p-b', runningTimeMs: 1234.6, gpuUcents: 9_007_199_254_740_993n, cpuUcents: 0n, memoryUcents: 7n },
+      { ts: times[2], appId: 'p-a', runningTimeMs: 0, gpuUcents: 0n, cpuUcents: 5n, memoryUcents: 0n },
+    ]);
+    const { rows: requests } = await pool.query('SELECT ts, app_id, status, ws_close_code, async FROM request_events ORDER BY ts');
+    expect(requests).toEqual([
+      { ts: times[1], app_id: 'p-b', status: null, ws_close_code: 1001, async: true },
+      { ts: times[0], app_id: 'p-a', status: 200, ws_close_code: null, async: false },
+      { ts: times[2], app_id: 'p-a', status: null, ws_close_code: null, async: false },
+    ]);
+    const { rows: costs } = await pool.query('SELECT ts, app_id, running_time_ms::text, gpu_ucents::text, cpu_ucents::text, mem_ucents::text FROM cost_events ORDER BY ts');
+    expect(costs).toEqual([
+      { ts: times[0], app_id: 'p-b', running_time_ms: '1235', gpu_ucents: '9007199254740993', cpu_ucents: '0', mem_ucents: '7' },
+      { ts: times[2], app_id: 'p-a', running_time_ms: '0', gpu_ucents: '0', cpu_ucents: '5', mem_ucents: '0' },
+    ]);
   });
 });

@@ -67,8 +67,8 @@ function printSync(r: SyncOverheadResult): void {
   console.log(`\nsync overhead: POST ${r.requestBody} (wrk, ${r.secondsPerCell}s per cell)`);
   console.log(
     formatTable(
-      ['target', 'c=1 req/s', 'p50 ms', 'p99 ms', 'c=32 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'errors'],
-      Object.entries(r.cells).map(([name, c]) => [name, c.c1.rps, c.c1.p50ms, c.c1.p99ms, c.c32.rps, c.c32.p50ms, c.c32.p99ms, c.c32.serverCpuUsPerRequest, String(c.c1.errors + c.c32.errors)]),
+      ['target', 'c=1 req/s', 'p50 ms', 'p99 ms', 'c=32 req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'PG µs/req', 'errors'],
+      Object.entries(r.cells).map(([name, c]) => [name, c.c1.rps, c.c1.p50ms, c.c1.p99ms, c.c32.rps, c.c32.p50ms, c.c32.p99ms, c.c32.serverCpuUsPerRequest, c.c32.postgresCpuUsPerRequest, String(c.c1.errors + c.c32.errors)]),
     ),
   );
   const x = r.ratios;
@@ -77,6 +77,7 @@ function printSync(r: SyncOverheadResult): void {
   console.log(`  nginx proxy vs direct at c=32: ${fmt(x.nginxProxyVsDirectThroughputC32)}x`);
   if (x.recordingOnVsOffThroughputC32 !== null) console.log(`  /run recording on vs off at c=32: ${fmt(x.recordingOnVsOffThroughputC32)}x`);
   console.log('  CPU µs/req: CPU time of the server under test per request at c=32 (app nginx, proxy nginx, API process)');
+  console.log('  PG µs/req: CPU time of all PostgreSQL processes per request at c=32 (run log and event writes; same 2 cores)');
   console.log(`  request events recorded during the run: ${r.requestEventsRecorded.toLocaleString('en-US')}`);
 }
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 // Linux reports CPU time in clock ticks; USER_HZ is 100 on every mainstream kernel build.
 const TICKS_PER_SECOND = 100;
@@ -22,6 +22,20 @@ export function childPids(pid: number): number[] {
   } catch {
     return [];
   }
+}
+
+/** Every process whose command name is `name` (e.g. all PostgreSQL backends and its helpers). */
+export function pidsNamed(name: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
 
 /** CPU ms used by a set of processes, sampled now. */

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { BenchStack } from './bench-stack.js';
 import type { NginxPair } from './nginx.js';
 import { runWrk, writePostScript, type HttpCell } from './wrk.js';
-import { cpuMsOf } from './process-cpu.js';
+import { cpuMsOf, pidsNamed } from './process-cpu.js';
 
 export const SYNC_TARGETS = ['direct', 'nginx proxy', '/run', '/run (recording off)'] as const;
 export type SyncTarget = (typeof SYNC_TARGETS)[number];
@@ -27,6 +27,8 @@ export interface SyncCell extends HttpCell {
    * req/s it hardly moves when other work shares the machine.
    */
   serverCpuUsPerRequest: number;
+  /** CPU of every PostgreSQL process per request at the same time (run log and event writes). */
+  postgresCpuUsPerRequest: number;
 }
 
 export interface SyncOverheadResult {
@@ -85,10 +87,16 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
   };
   const measure = async (name: string, url: string, connections: number): Promise<SyncCell> => {
     const pids = serverPids[name]();
+    const pg = pidsNamed('postgres');
     const cpu0 = cpuMsOf(pids);
+    const pg0 = cpuMsOf(pg);
     const cell = await runWrk({ wrk: o.wrk, url, connections, seconds: o.seconds, script });
+    // Events land up to a flush interval after the answers.
     const cpuMs = cpuMsOf(pids) - cpu0;
-    return { ...cell, serverCpuUsPerRequest: Math.round((cpuMs * 1000 * 10) / Math.max(1, cell.requests)) / 10 };
+    await new Promise((r) => setTimeout(r, 500));
+    const pgMs = cpuMsOf(pg) - pg0;
+    const perRequest = (ms: number) => Math.round((ms * 1000 * 10) / Math.max(1, cell.requests)) / 10;
+    return { ...cell, serverCpuUsPerRequest: perRequest(cpuMs), postgresCpuUsPerRequest: perRequest(pgMs) };
   };
 
   const cells: SyncOverheadResult['cells'] = {};

@@ -57,7 +57,9 @@ describe('run status and result', () => {
   });
 
   it('records synchronous runs too', async () => {
-    const res = await api('/v4/proj/echo/run', { method: 'POST', body: JSON.stringify({ status: 404 }) });
+    const before = Date.now();
+    const res = await api('/v4/proj/echo/run', { method: 'POST', body: JSON.stringify({ status: 404, sleep_ms: 150 }) });
+    const after = Date.now();
     expect(res.status).toBe(404);
     const runId = res.headers.get('x-run-id')!;
     const run = await waitFor(async () => {
@@ -65,6 +67,14 @@ describe('run status and result', () => {
       return r.status === 200 ? r.json() : null;
     });
     expect(run).toMatchObject({ async: false, status: 'failure', status_code: 404 });
+    // Times as the API measured them, to the millisecond.
+    const created = Date.parse(run.created_at);
+    const done = Date.parse(run.finished_at);
+    expect(created).toBeGreaterThanOrEqual(before);
+    expect(done).toBeLessThanOrEqual(after);
+    expect(run.started_at).toBe(run.created_at);
+    expect(done - created).toBe(run.run_time_ms);
+    expect(run.run_time_ms).toBeGreaterThanOrEqual(150);
   });
 
   it('answers 404 for an unknown run, or a run asked through another app', async () => {

@@ -132,7 +132,7 @@ export async function startBenchStack(opts: BenchStackOptions): Promise<BenchSta
       log(`${spec.name} (pid ${child.pid}) listening at ${base}`);
     }
     if (opts.worker) {
-      const child = spawnTs('worker/main.ts', env);
+      const child = spawnTs('worker/main.ts', env, (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean));
       children.push(child);
       const output = tail(child);
       await waitUntil('worker', child, output, async () => output().includes('worker started'), 60_000);

@@ -1,10 +1,14 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../scripts/temporal-dev-server.js';
+import { stopProcess } from '../scripts/stop-process.js';
 import type { BenchStack } from './bench-stack.js';
 import type { NginxPair } from './nginx.js';
 import { runWrk, writePostScript, type HttpCell } from './wrk.js';
 import { cpuMsOf, pidsNamed } from './process-cpu.js';
 
-export const SYNC_TARGETS = ['direct', 'nginx proxy', '/run', '/run (recording off)'] as const;
+export const SYNC_TARGETS = ['direct', 'nginx proxy', 'node proxy (floor)', '/run', '/run (recording off)'] as const;
 export type SyncTarget = (typeof SYNC_TARGETS)[number];
 
 export interface SyncOverheadOptions {
@@ -42,9 +46,39 @@ export interface SyncOverheadResult {
     runAddedP50OverDirectC1Ms: number;
     nginxProxyVsDirectThroughputC32: number;
     recordingOnVsOffThroughputC32: number | null;
+    /** /run over the bare Node proxy: what auth, routing, the run log and recording cost. */
+    runVsNodeProxyThroughputC32: number;
   };
   targets: { runVsNginxProxyThroughputC32: string; runAddedP50OverDirectC1Ms: string };
   met: { throughput: boolean; latency: boolean };
+}
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** bench/node-proxy-server.ts as its own process, forwarding to the nginx app. */
+async function startNodeProxy(appUrl: string): Promise<{ url: string; pid: number; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/node-proxy-server.ts'), appUrl, String(port)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`node proxy did not start: ${out}`)), 30_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`node proxy exited (${code}): ${out}`)));
+  });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return { url: `http://127.0.0.1:${port}/`, pid: child.pid!, child };
 }
 
 const PROJECT = 'bench';
@@ -65,71 +99,79 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
     Authorization: `Bearer ${token}`,
   });
   const runPath = `/v4/${PROJECT}/${APP}/run`;
-  const urls: Partial<Record<SyncTarget, string>> = {
-    direct: o.nginx.appUrl,
-    'nginx proxy': o.nginx.proxyUrl,
-    '/run': stack.apis[o.apiName] + runPath,
-  };
-  if (o.apiNoRecordingName) urls['/run (recording off)'] = stack.apis[o.apiNoRecordingName] + runPath;
+  const nodeProxy = await startNodeProxy(o.nginx.appUrl);
+  try {
+    const urls: Partial<Record<SyncTarget, string>> = {
+      direct: o.nginx.appUrl,
+      'nginx proxy': o.nginx.proxyUrl,
+      'node proxy (floor)': nodeProxy.url,
+      '/run': stack.apis[o.apiName] + runPath,
+    };
+    if (o.apiNoRecordingName) urls['/run (recording off)'] = stack.apis[o.apiNoRecordingName] + runPath;
 
-  // A wrong token or URL would make every target "fast"; check each answers the static JSON first.
-  for (const [name, url] of Object.entries(urls)) {
-    const res = await fetch(url, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } });
-    const text = await res.text();
-    if (res.status !== 200 || !text.includes('"answer":42')) throw new Error(`${name} (${url}) answered ${res.status} ${text.slice(0, 200)}`);
-  }
-
-  const serverPids: Record<string, () => number[]> = {
-    direct: o.nginx.appPids,
-    'nginx proxy': o.nginx.proxyPids,
-    '/run': () => [stack.apiPids[o.apiName]],
-    '/run (recording off)': () => (o.apiNoRecordingName ? [stack.apiPids[o.apiNoRecordingName]] : []),
-  };
-  const measure = async (name: string, url: string, connections: number): Promise<SyncCell> => {
-    const pids = serverPids[name]();
-    const pg = pidsNamed('postgres');
-    const cpu0 = cpuMsOf(pids);
-    const pg0 = cpuMsOf(pg);
-    const cell = await runWrk({ wrk: o.wrk, url, connections, seconds: o.seconds, script });
-    // Events land up to a flush interval after the answers.
-    const cpuMs = cpuMsOf(pids) - cpu0;
-    await new Promise((r) => setTimeout(r, 500));
-    const pgMs = cpuMsOf(pg) - pg0;
-    const perRequest = (ms: number) => Math.round((ms * 1000 * 10) / Math.max(1, cell.requests)) / 10;
-    return { ...cell, serverCpuUsPerRequest: perRequest(cpuMs), postgresCpuUsPerRequest: perRequest(pgMs) };
-  };
-
-  const cells: SyncOverheadResult['cells'] = {};
-  for (const [name, url] of Object.entries(urls)) {
-    log(`sync: ${name}: warm-up ${o.warmupSeconds}s, then ${o.seconds}s at c=1 and ${o.seconds}s at c=32`);
-    await runWrk({ wrk: o.wrk, url, connections: 32, seconds: o.warmupSeconds, script });
-    const c1 = await measure(name, url, 1);
-    const c32 = await measure(name, url, 32);
-    for (const [c, cell] of [['c=1', c1], ['c=32', c32]] as const) {
-      if (cell.errors) log(`sync: ${name} ${c}: ${cell.errors} errors (non-2xx or socket) out of ${cell.requests}`);
+    // A wrong token or URL would make every target "fast"; check each answers the static JSON first.
+    for (const [name, url] of Object.entries(urls)) {
+      const res = await fetch(url, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } });
+      const text = await res.text();
+      if (res.status !== 200 || !text.includes('"answer":42')) throw new Error(`${name} (${url}) answered ${res.status} ${text.slice(0, 200)}`);
     }
-    cells[name] = { c1, c32 };
+
+    const serverPids: Record<string, () => number[]> = {
+      direct: o.nginx.appPids,
+      'nginx proxy': o.nginx.proxyPids,
+      'node proxy (floor)': () => [nodeProxy.pid],
+      '/run': () => [stack.apiPids[o.apiName]],
+      '/run (recording off)': () => (o.apiNoRecordingName ? [stack.apiPids[o.apiNoRecordingName]] : []),
+    };
+    const measure = async (name: string, url: string, connections: number): Promise<SyncCell> => {
+      const pids = serverPids[name]();
+      const pg = pidsNamed('postgres');
+      const cpu0 = cpuMsOf(pids);
+      const pg0 = cpuMsOf(pg);
+      const cell = await runWrk({ wrk: o.wrk, url, connections, seconds: o.seconds, script });
+      // Events land up to a flush interval after the answers.
+      const cpuMs = cpuMsOf(pids) - cpu0;
+      await new Promise((r) => setTimeout(r, 500));
+      const pgMs = cpuMsOf(pg) - pg0;
+      const perRequest = (ms: number) => Math.round((ms * 1000 * 10) / Math.max(1, cell.requests)) / 10;
+      return { ...cell, serverCpuUsPerRequest: perRequest(cpuMs), postgresCpuUsPerRequest: perRequest(pgMs) };
+    };
+
+    const cells: SyncOverheadResult['cells'] = {};
+    for (const [name, url] of Object.entries(urls)) {
+      log(`sync: ${name}: warm-up ${o.warmupSeconds}s, then ${o.seconds}s at c=1 and ${o.seconds}s at c=32`);
+      await runWrk({ wrk: o.wrk, url, connections: 32, seconds: o.warmupSeconds, script });
+      const c1 = await measure(name, url, 1);
+      const c32 = await measure(name, url, 32);
+      for (const [c, cell] of [['c=1', c1], ['c=32', c32]] as const) {
+        if (cell.errors) log(`sync: ${name} ${c}: ${cell.errors} errors (non-2xx or socket) out of ${cell.requests}`);
+      }
+      cells[name] = { c1, c32 };
+    }
+
+    // Events are written in batches a little after the answers; give the last batch time to land.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const { rows } = await stack.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM request_events WHERE app_id = $1', [`${PROJECT}-${APP}`]);
+
+    const run = cells['/run'];
+    const ratios = {
+      runVsNginxProxyThroughputC32: run.c32.rps / cells['nginx proxy'].c32.rps,
+      runAddedP50OverDirectC1Ms: run.c1.p50ms - cells.direct.c1.p50ms,
+      nginxProxyVsDirectThroughputC32: cells['nginx proxy'].c32.rps / cells.direct.c32.rps,
+      recordingOnVsOffThroughputC32: cells['/run (recording off)'] ? run.c32.rps / cells['/run (recording off)'].c32.rps : null,
+      runVsNodeProxyThroughputC32: run.c32.rps / cells['node proxy (floor)'].c32.rps,
+    };
+    return {
+      scenario: 'sync',
+      secondsPerCell: o.seconds,
+      requestBody: BODY,
+      cells,
+      requestEventsRecorded: rows[0].n,
+      ratios,
+      targets: { runVsNginxProxyThroughputC32: '>= 0.5', runAddedP50OverDirectC1Ms: '< 1' },
+      met: { throughput: ratios.runVsNginxProxyThroughputC32 >= 0.5, latency: ratios.runAddedP50OverDirectC1Ms < 1 },
+    };
+  } finally {
+    await stopProcess(nodeProxy.child);
   }
-
-  // Events are written in batches a little after the answers; give the last batch time to land.
-  await new Promise((r) => setTimeout(r, 1_000));
-  const { rows } = await stack.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM request_events WHERE app_id = $1', [`${PROJECT}-${APP}`]);
-
-  const run = cells['/run'];
-  const ratios = {
-    runVsNginxProxyThroughputC32: run.c32.rps / cells['nginx proxy'].c32.rps,
-    runAddedP50OverDirectC1Ms: run.c1.p50ms - cells.direct.c1.p50ms,
-    nginxProxyVsDirectThroughputC32: cells['nginx proxy'].c32.rps / cells.direct.c32.rps,
-    recordingOnVsOffThroughputC32: cells['/run (recording off)'] ? run.c32.rps / cells['/run (recording off)'].c32.rps : null,
-  };
-  return {
-    scenario: 'sync',
-    secondsPerCell: o.seconds,
-    requestBody: BODY,
-    cells,
-    requestEventsRecorded: rows[0].n,
-    ratios,
-    targets: { runVsNginxProxyThroughputC32: '>= 0.5', runAddedP50OverDirectC1Ms: '< 1' },
-    met: { throughput: ratios.runVsNginxProxyThroughputC32 >= 0.5, latency: ratios.runAddedP50OverDirectC1Ms < 1 },
-  };
 }

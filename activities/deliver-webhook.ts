@@ -65,7 +65,7 @@ export function makeDeliverWebhookActivities(deps: DeliverWebhookDeps) {
         await deps.webhooks.recordAttempt({ runId: input.runId, delivery: input.delivery, attempt, startedAt, durationMs, statusCode, error, outcome });
         return;
       } catch (err) {
-        if (i === 2) Context.current().log.warn('webhook attempt not recorded', { runId: input.runId, error: (err as Error).message });
+        if (i === 2) Context.current().log.warn('webhook attempt not recorded', { run_id: input.runId, error: (err as Error).message });
         else await new Promise((r) => setTimeout(r, 100 * (i + 1)));
       }
     }

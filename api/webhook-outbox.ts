@@ -35,7 +35,7 @@ export class WebhookOutbox {
             break;
           } catch (err) {
             if (i >= 4 || this.work.closed) {
-              this.log.error({ err, runId: run.runId }, 'webhook of a sync run not recorded; it will not be delivered');
+              this.log.error({ err, run_id: run.runId }, 'webhook of a sync run not recorded; it will not be delivered');
               return;
             }
             await new Promise((r) => setTimeout(r, 200 * 2 ** i));
@@ -53,7 +53,7 @@ export class WebhookOutbox {
       await this.webhooks.markWorkflowStarted(runId, delivery);
       return true;
     } catch (err) {
-      this.log.warn({ err, runId, delivery }, 'webhook delivery not started yet; the outbox will retry');
+      this.log.warn({ err, run_id: runId, delivery }, 'webhook delivery not started yet; the outbox will retry');
       return false;
     }
   }

@@ -84,7 +84,7 @@ const websocketProxy: FastifyPluginAsyncTypebox = async (app) => {
         if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING) client.close(sendable(code), reason);
       });
       upstream.on('error', (err) => {
-        request.log.warn({ err, runId }, 'websocket to app failed');
+        request.log.warn({ err, run_id: runId }, 'websocket to app failed');
         if (upstream.readyState !== WebSocket.OPEN) {
           // Never connected: the app is unreachable, which is a request without a status.
           record(null);

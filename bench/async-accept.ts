@@ -24,7 +24,7 @@ export interface AsyncAcceptResult {
   offeredRate: number;
   maxConcurrency: number;
   cells: Record<string, LoadCell>;
-  ratios: { runVsRawMaxThroughput: number; runP99AtRateMs: number; rawP99AtRateMs: number };
+  ratios: { runVsRawMaxThroughput: number; runP99AtRateMs: number; rawP99AtRateMs: number; runP99AtRateWorkerPausedMs: number | null };
   targets: { runVsRawMaxThroughput: string; runP99AtRateMs: string };
   met: { throughput: boolean; latency: boolean };
   drainSeconds: Record<string, number>;
@@ -113,6 +113,22 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
       [`raw workflow.start max c=${o.concurrency}`, () => atMaxRate(o.concurrency, o.seconds, rawStart)],
       [`/run?async=true max c=${o.concurrency}`, () => atMaxRate(o.concurrency, o.seconds, apiStart)],
     ];
+    // The accept path alone: the worker is stopped (SIGSTOP) so nothing drains while the 202s are
+    // measured; it continues afterwards and drains the backlog before the next cell.
+    if (stack.workerPid) {
+      const workerPid = stack.workerPid;
+      phases.push([
+        `/run?async=true @${o.rate}/s, worker paused`,
+        async () => {
+          process.kill(workerPid, 'SIGSTOP');
+          try {
+            return await atFixedRate(o.rate, o.seconds, apiStart);
+          } finally {
+            process.kill(workerPid, 'SIGCONT');
+          }
+        },
+      ]);
+    }
     for (const [name, phase] of phases) {
       log(`async: ${name} for ${o.seconds}s`);
       cells[name] = await phase();
@@ -123,12 +139,14 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
     await agent.close();
     await client.connection.close();
   }
-  const at = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('@'))!];
+  const at = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('@') && !k.includes('paused'))!];
+  const paused = Object.keys(cells).find((k) => k.includes('paused'));
   const max = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('max'))!];
   const ratios = {
     runVsRawMaxThroughput: max('/run').rps / max('raw').rps,
     runP99AtRateMs: at('/run').p99ms,
     rawP99AtRateMs: at('raw').p99ms,
+    runP99AtRateWorkerPausedMs: paused ? cells[paused].p99ms : null,
   };
   return {
     scenario: 'async',

@@ -31,6 +31,8 @@ export interface BenchStack {
   apis: Record<string, string>;
   /** Process id of each API process, by name (CPU accounting, profiling). */
   apiPids: Record<string, number>;
+  /** Process id of the worker, when one runs (pausing it isolates the accept path from the drain). */
+  workerPid: number | null;
   token(projectId: string): Promise<string>;
   deploy(projectId: string, name: string, url: string): Promise<App>;
   stop(): Promise<void>;
@@ -131,12 +133,14 @@ export async function startBenchStack(opts: BenchStackOptions): Promise<BenchSta
       apiPids[spec.name] = child.pid!;
       log(`${spec.name} (pid ${child.pid}) listening at ${base}`);
     }
+    let workerPid: number | null = null;
     if (opts.worker) {
       const child = spawnTs('worker/main.ts', env, (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean));
       children.push(child);
       const output = tail(child);
       await waitUntil('worker', child, output, async () => output().includes('worker started'), 60_000);
       log(`worker (pid ${child.pid}) polling ${config.taskQueues.runs} and ${config.taskQueues.appCalls}`);
+      workerPid = child.pid!;
     }
     const p = pool;
     return {
@@ -146,6 +150,7 @@ export async function startBenchStack(opts: BenchStackOptions): Promise<BenchSta
       temporalAddress: srv.address,
       apis,
       apiPids,
+      workerPid,
       token: async (projectId) => (await serviceAccountsRepository(p).create(projectId, 'bench', null)).token,
       deploy: (projectId, name, url) =>
         appsRepository(p).upsert(projectId, { name, url, cpu: 1, memoryGb: 1, compute: 'CPU', gpuCount: 0, responseGracePeriod: 900 }),

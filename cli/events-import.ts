@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { Pool } from 'pg';
 import type { CostEvent, RequestEvent } from '../db/metrics/event-types.js';
 import { insertCostEvents, insertRequestEvents, refreshRollups } from '../db/metrics/insert-events.js';
+import { withTransaction } from '../db/transaction.js';
 import { parseRfc3339 } from '../db/metrics/period.js';
 
 // `events import <file.ndjson>`: bulk-load request and cost events (backfills, tests, the benchmark).
@@ -114,13 +115,11 @@ export async function importEventsFile(pool: Pool, filePath: string, opts: { bat
     throw new EventsImportError(`${filePath}: ${bad} bad line${bad > 1 ? 's' : ''}, nothing loaded:\n${problems.join('\n')}${more}`);
   }
 
-  const client = await pool.connect();
   let requests = 0;
   let costs = 0;
   let min = Infinity;
   let max = -Infinity;
-  try {
-    await client.query('BEGIN');
+  await withTransaction(pool, async (client) => {
     let req: RequestEvent[] = [];
     let cost: CostEvent[] = [];
     const flush = async () => {
@@ -139,13 +138,7 @@ export async function importEventsFile(pool: Pool, filePath: string, opts: { bat
       if (req.length + cost.length >= BATCH) await flush();
     }
     await flush();
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
   if (requests + costs > 0) await refreshRollups(pool, new Date(min), new Date(max));
   return { loaded: requests + costs, requests, costs };
 }

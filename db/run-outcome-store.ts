@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { withTransaction } from './transaction.js';
 import { costOf, type PriceTable } from './metrics/cost.js';
 import { insertCostEvents, insertRequestEvents } from './metrics/insert-events.js';
 import { runsRepository, type RunOutcome } from './repositories/runs.js';
@@ -8,9 +9,7 @@ import { runsRepository, type RunOutcome } from './repositories/runs.js';
  * retry can neither lose the events nor count them twice: the first outcome wins, with its events.
  */
 export async function recordOutcomeWithEvents(pool: Pool, prices: PriceTable, outcome: RunOutcome): Promise<boolean> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
     const first = await runsRepository(client as unknown as Pool).finish(outcome);
     if (first) {
       const { rows } = await client.query(
@@ -31,12 +30,6 @@ export async function recordOutcomeWithEvents(pool: Pool, prices: PriceTable, ou
       const cost = costOf(hardware, runningTimeMs, prices);
       await insertCostEvents(client, [{ ts, appId: r.app_id, runningTimeMs, gpuUcents: cost.gpuUcents, cpuUcents: cost.cpuUcents, memoryUcents: cost.memoryUcents }], { cacheKey: pool });
     }
-    await client.query('COMMIT');
     return first;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }

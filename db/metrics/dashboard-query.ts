@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { withTransaction } from '../transaction.js';
 import type { Interval } from './period.js';
 
 type Queryable = Pick<pg.ClientBase, 'query'>;
@@ -159,17 +160,9 @@ export async function queryDashboardBuckets(db: pg.Pool | pg.ClientBase, q: Dash
   } as pg.QueryConfig;
   // The planner cannot know how few rollup rows each bucket's range holds, overestimates by orders of
   // magnitude and crosses jit_above_cost: JIT compilation then costs ~30 ms of a ~5 ms query.
-  const client = db instanceof pg.Pool ? await db.connect() : db;
-  try {
-    await client.query('BEGIN READ ONLY');
+  return withTransaction(db, async (client) => {
     await client.query('SET LOCAL jit = off');
     const { rows } = await client.query(config);
-    await client.query('COMMIT');
     return rows as BucketRow[];
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    if (client !== db) (client as pg.PoolClient).release();
-  }
+  }, 'BEGIN READ ONLY');
 }

@@ -1,5 +1,6 @@
-import type { Pool, PoolClient } from 'pg';
+import type { ClientBase, Pool } from 'pg';
 import { toRun, type RunRecord, type SyncRunRecord } from './runs.js';
+import { withTransaction } from '../transaction.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
 export type AttemptOutcome = 'delivered' | 'retry' | 'rejected';
@@ -60,7 +61,7 @@ function toAttempt(r: Record<string, any>): WebhookAttempt {
   };
 }
 
-type Queryable = Pool | PoolClient;
+type Queryable = Pool | ClientBase;
 
 export function webhooksRepository(pool: Pool) {
   return {
@@ -78,9 +79,7 @@ export function webhooksRepository(pool: Pool) {
      * delivery 0 land together, so the delivery can always be (re)started from PostgreSQL alone.
      */
     async recordSyncRunForDelivery(run: SyncRunRecord, response: { contentType: string | null; body: Buffer } | null, d: NewDelivery): Promise<void> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      await withTransaction(pool, async (client) => {
         await client.query(
           `INSERT INTO runs (run_id, app_id, project_id, app_name, async, status, created_at, started_at, finished_at, run_time_ms, status_code, error, webhook_endpoint)
            VALUES ($1, $2, $3, $4, false, $5, $6, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_id) DO NOTHING`,
@@ -94,13 +93,7 @@ export function webhooksRepository(pool: Pool) {
           );
         }
         await this.createFirstDelivery(d, client);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
+      });
     },
 
     /**

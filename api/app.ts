@@ -131,7 +131,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const webhookDeliveries = webhooksRepository(deps.pool);
   app.decorate('webhookSummaries', ((runIds) => webhookDeliveries.summaries(runIds)) as WebhookSummaryLookup);
   app.addHook('onClose', async () => runLog.close());
-  const recorder = new EventRecorder(deps.pool, { onError: (err) => app.log.warn({ err }, 'event write failed; retrying') });
+  const recorder = new EventRecorder(deps.pool, {
+    onError: (err) => app.log.warn({ err }, 'event write failed; retrying'),
+    onRejected: (reason) => app.log.error({ reason }, 'event not recorded: PostgreSQL could not store it'),
+  });
   app.decorate('events', createRunEvents(recorder, priceTable(deps.config), deps.config.eventRecording));
   // onClose runs after the server stopped accepting, so every recorded event gets written.
   app.addHook('onClose', async () => {

@@ -51,6 +51,15 @@ const metricsPlugin: FastifyPluginAsync<{ recorder: EventRecorder }> = async (ap
     },
   });
   new Counter({
+    name: 'runhook_events_rejected_total',
+    help: 'Events refused when recorded because PostgreSQL could never store them (invalid time or number); a bug if not 0',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(opts.recorder.stats().rejected);
+    },
+  });
+  new Counter({
     name: 'runhook_events_written_total',
     help: 'Request and cost events written to PostgreSQL',
     registers: [registry],

@@ -13,12 +13,36 @@ export interface EventRecorderOptions {
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
   onError?: (err: Error) => void;
+  /** Told about each event refused at record time (see `rejected`). */
+  onRejected?: (reason: string) => void;
 }
 
 export interface RecorderStats {
   buffered: number;
   dropped: number;
   written: number;
+  /** Events refused at record time because PostgreSQL could never store them (bad time or number). */
+  rejected: number;
+}
+
+const isInt = (v: unknown) => Number.isSafeInteger(v);
+const isTime = (d: unknown) => d instanceof Date && Number.isFinite(d.getTime());
+
+/** Why PostgreSQL would refuse this request event, or null: one bad row would fail its whole batch on every retry. */
+function requestProblem(e: RequestEvent): string | null {
+  if (!isTime(e.ts)) return 'request event without a valid time';
+  if (typeof e.appId !== 'string' || e.appId === '') return 'request event without an app id';
+  if (e.status !== null && !isInt(e.status)) return `request event with status ${String(e.status)}`;
+  if (e.wsCloseCode != null && !isInt(e.wsCloseCode)) return `request event with close code ${String(e.wsCloseCode)}`;
+  return null;
+}
+
+function costProblem(e: CostEvent): string | null {
+  if (!isTime(e.ts)) return 'cost event without a valid time';
+  if (typeof e.appId !== 'string' || e.appId === '') return 'cost event without an app id';
+  if (!Number.isFinite(e.runningTimeMs)) return `cost event with running time ${String(e.runningTimeMs)}`;
+  if (typeof e.gpuUcents !== 'bigint' || typeof e.cpuUcents !== 'bigint' || typeof e.memoryUcents !== 'bigint') return 'cost event with non-integer money';
+  return null;
 }
 
 /**
@@ -32,15 +56,18 @@ export class EventRecorder {
   private inFlight = 0;
   private dropped = 0;
   private written = 0;
+  private rejected = 0;
   private chain: Promise<void> = Promise.resolve();
   private pending = 0;
   private timer: NodeJS.Timeout | null = null;
   private retryAt = 0;
   private delay: number;
   private closed = false;
-  private readonly o: Required<Omit<EventRecorderOptions, 'onError'>> & Pick<EventRecorderOptions, 'onError'>;
+  private readonly o: Required<Omit<EventRecorderOptions, 'onError' | 'onRejected'>> & Pick<EventRecorderOptions, 'onError'>;
+  private readonly onRejected?: (reason: string) => void;
 
   constructor(private readonly pool: Pool, options: EventRecorderOptions = {}) {
+    this.onRejected = options.onRejected;
     this.o = {
       maxBuffered: options.maxBuffered ?? 200_000,
       flushIntervalMs: options.flushIntervalMs ?? 200,
@@ -56,19 +83,28 @@ export class EventRecorder {
   }
 
   recordRequest(e: RequestEvent): void {
+    const problem = requestProblem(e);
+    if (problem) return this.reject(problem);
     if (!this.admit()) return;
     this.requests.push(e);
     this.kickWhenFull();
   }
 
   recordCost(e: CostEvent): void {
+    const problem = costProblem(e);
+    if (problem) return this.reject(problem);
     if (!this.admit()) return;
     this.costs.push(e);
     this.kickWhenFull();
   }
 
   stats(): RecorderStats {
-    return { buffered: this.requests.length + this.costs.length + this.inFlight, dropped: this.dropped, written: this.written };
+    return { buffered: this.requests.length + this.costs.length + this.inFlight, dropped: this.dropped, written: this.written, rejected: this.rejected };
+  }
+
+  private reject(reason: string): void {
+    this.rejected++;
+    this.onRejected?.(reason);
   }
 
   private admit(): boolean {

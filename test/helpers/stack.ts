@@ -112,8 +112,8 @@ export async function startStack(opts: { worker?: boolean; env?: Partial<Record<
       await temporal.connection.close();
       await pool.end();
       await db.drop();
-      if (recorded.dropped !== 0 || recorded.buffered !== 0) {
-        throw new Error(`event recorder finished with ${recorded.dropped} dropped and ${recorded.buffered} unwritten events`);
+      if (recorded.dropped !== 0 || recorded.buffered !== 0 || recorded.rejected !== 0) {
+        throw new Error(`event recorder finished with ${recorded.dropped} dropped, ${recorded.buffered} unwritten and ${recorded.rejected} rejected events`);
       }
     },
   };

@@ -49,12 +49,12 @@ describe('EventRecorder', () => {
     expect(elapsed).toBeLessThan(200);
     expect(rec.stats().buffered).toBe(3000);
     await sleep(400);
-    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 3000 });
+    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 3000, rejected: 0 });
     // Batched: a handful of statements (plus one schema probe), not 3000.
     expect(statements).toBeLessThan(12);
     for (let i = 0; i < 7; i++) rec.recordRequest(requestAt(Date.now(), 'app-a', rnd));
     await rec.close();
-    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 3007 });
+    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 3007, rejected: 0 });
     expect(await counts()).toEqual({ raw_requests: 2507, raw_costs: 500, rolled_requests: 2507, rolled_costs: 500 });
     await counting.end();
   });
@@ -79,11 +79,11 @@ describe('EventRecorder', () => {
     }
     await sleep(700);
     expect(errors.length).toBeGreaterThan(2);
-    expect(rec.stats()).toEqual({ buffered: 1000, dropped: 0, written: 1 });
+    expect(rec.stats()).toEqual({ buffered: 1000, dropped: 0, written: 1, rejected: 0 });
     await proxy.restore();
     // close() waits for PostgreSQL to come back rather than give up.
     await rec.close(20_000);
-    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 1001 });
+    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 1001, rejected: 0 });
     expect(await counts()).toEqual({ raw_requests: 501, raw_costs: 500, rolled_requests: 501, rolled_costs: 500 });
     await viaProxy.end();
     await proxy.cut();
@@ -98,7 +98,7 @@ describe('EventRecorder', () => {
     const rec = new EventRecorder(dead, { maxBuffered: 100, flushIntervalMs: 10, retryDelayMs: 10 });
     const rnd = prng(6);
     for (let i = 0; i < 130; i++) rec.recordRequest(requestAt(Date.now(), 'app-c', rnd));
-    expect(rec.stats()).toEqual({ buffered: 100, dropped: 30, written: 0 });
+    expect(rec.stats()).toEqual({ buffered: 100, dropped: 30, written: 0, rejected: 0 });
     await expect(rec.close(300)).rejects.toThrow(/100 events not written/);
     await dead.end();
   });
@@ -126,5 +126,21 @@ describe('EventRecorder', () => {
       { ts: times[0], app_id: 'p-b', running_time_ms: '1235', gpu_ucents: '9007199254740993', cpu_ucents: '0', mem_ucents: '7' },
       { ts: times[2], app_id: 'p-a', running_time_ms: '0', gpu_ucents: '0', cpu_ucents: '5', mem_ucents: '0' },
     ]);
+  });
+
+  it('refuses at record time an event PostgreSQL could never store, so it cannot block the good ones behind it', async () => {
+    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    const reasons: string[] = [];
+    const rec = new EventRecorder(pool, { flushIntervalMs: 20, onRejected: (r) => reasons.push(r) });
+    const now = new Date();
+    rec.recordRequest({ ts: new Date(Number.NaN), appId: 'app-d', status: 200, async: false });
+    rec.recordRequest({ ts: now, appId: 'app-d', status: 200.5, async: false });
+    rec.recordCost({ ts: now, appId: 'app-d', runningTimeMs: Number.POSITIVE_INFINITY, gpuUcents: 0n, cpuUcents: 1n, memoryUcents: 1n });
+    rec.recordRequest({ ts: now, appId: 'app-d', status: 200, async: false });
+    rec.recordCost({ ts: now, appId: 'app-d', runningTimeMs: 12, gpuUcents: 0n, cpuUcents: 1n, memoryUcents: 1n });
+    await rec.close();
+    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 2, rejected: 3 });
+    expect(reasons).toEqual(['request event without a valid time', 'request event with status 200.5', 'cost event with running time Infinity']);
+    expect(await counts()).toEqual({ raw_requests: 1, raw_costs: 1, rolled_requests: 1, rolled_costs: 1 });
   });
 });

@@ -65,6 +65,7 @@ describe('observability of real API and worker processes', () => {
     expect(sample(text, 'runhook_runs_started_total', 'mode="async"')).toBe(1);
     expect(sample(text, 'runhook_event_buffer_depth')).not.toBeNull();
     expect(sample(text, 'runhook_events_dropped_total')).toBe(0);
+    expect(sample(text, 'runhook_events_rejected_total')).toBe(0);
     // Raw URLs never become labels.
     expect(text).not.toContain('/v4/proj/');
   });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec, ENCRYPTED_ENCODING } from '../../lib/payload-codec.js';
 import { openWebhookSecret, sealWebhookSecret } from '../../lib/webhook-secret-box.js';
-import { authHeaders, startStack, type Stack } from '../helpers/stack.js';
+import { authHeaders, startStack, waitFor, type Stack } from '../helpers/stack.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const plainPayload = (json: unknown) => ({ metadata: { encoding: utf8('json/plain') }, data: utf8(JSON.stringify(json)) });
@@ -53,7 +53,10 @@ describe('codec endpoint for the Web UI', () => {
     const { run_id: runId } = await res.json();
     const handle = stack.temporal.workflow.getHandle(runId);
     try {
-      const raw = await stack.temporal.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: runId } });
+      // The 202 comes once the run is accepted; its workflow starts a moment later (start outbox).
+      const raw = await waitFor(() =>
+        stack.temporal.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: runId } }).catch(() => null),
+      10_000, 50);
       const input = raw.history!.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
       const asJson = {
         metadata: Object.fromEntries(Object.entries(input.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),

@@ -11,7 +11,8 @@ export interface EchoApp {
   url: string;
   port: number;
   /** Every call seen: request id, parsed body, and whether the caller hung up before the answer. */
-  calls: { requestId: string | undefined; body: unknown; disconnected: boolean }[];
+  /** Every call, in order; `answeredAt` is Date.now() when the answer was handed to the socket. */
+  calls: { requestId: string | undefined; body: unknown; disconnected: boolean; answeredAt?: number }[];
   close(): Promise<void>;
 }
 
@@ -28,13 +29,14 @@ export async function startEchoApp(port = 0, host = '127.0.0.1'): Promise<EchoAp
         res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"not json"}');
         return;
       }
-      const call = { requestId: req.headers['x-request-id'] as string | undefined, body, disconnected: false };
+      const call: EchoApp['calls'][number] = { requestId: req.headers['x-request-id'] as string | undefined, body, disconnected: false };
       calls.push(call);
       res.on('close', () => {
         if (!res.writableFinished) call.disconnected = true;
       });
       const answer = () => {
         if (res.destroyed) return;
+        call.answeredAt = Date.now();
         const status = typeof body.status === 'number' ? body.status : 200;
         if (typeof body.raw === 'string') {
           res.writeHead(status, { 'content-type': String(body.content_type ?? 'text/plain') }).end(body.raw);

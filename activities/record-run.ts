@@ -5,7 +5,6 @@ import type { RunOutcome, RunsRepository } from '../db/repositories/runs.js';
 import type { PriceTable } from '../db/metrics/cost.js';
 import { recordOutcomeWithEvents } from '../db/run-outcome-store.js';
 import { startRunWorkflow } from '../lib/run-start.js';
-import type { RecordedOutcome } from '../workflows/definitions.js';
 
 export interface RecordRunDeps {
   runs: RunsRepository;
@@ -50,13 +49,8 @@ export function makeRecordRunActivities(deps: RecordRunDeps) {
       }
       return closed;
     },
-    /** Records the outcome unless one is already recorded, and returns the one that stands. */
-    async recordRunOutcome(outcome: RunOutcome): Promise<RecordedOutcome> {
-      if (await recordOutcomeWithEvents(deps.pool, deps.prices, outcome)) {
-        return { status: outcome.status, statusCode: outcome.statusCode, runTimeMs: outcome.runTimeMs };
-      }
-      const run = await deps.runs.get(outcome.runId);
-      return run ? { status: run.status, statusCode: run.statusCode, runTimeMs: run.runTimeMs } : { status: outcome.status, statusCode: outcome.statusCode, runTimeMs: outcome.runTimeMs };
+    async recordRunOutcome(outcome: RunOutcome): Promise<void> {
+      await recordOutcomeWithEvents(deps.pool, deps.prices, outcome);
     },
   };
 }

@@ -47,9 +47,8 @@ const slow = await apps.upsert('rec', { name: 'slow', url: echo.url, cpu: 1, mem
 const gone = await apps.upsert('rec', { name: 'gone', url: 'http://127.0.0.1:1/run', cpu: 1, memoryGb: 1, compute: 'CPU', gpuCount: 0, responseGracePeriod: 900 });
 
 // Files are named after the workflow code generation that wrote them (v2: local bookkeeping
-// activities; v3: the app-call activity records the app's answer as the outcome); older
-// generations stay, so runs in flight across an upgrade keep replaying.
-const GENERATION = 'v3';
+// activities); older generations stay, so runs in flight across an upgrade keep replaying.
+const GENERATION = 'v2';
 const hook = receiver.endpoint((n) => ({ status: n === 1 ? 404 : 200 }));
 const show = (workflowId: string) =>
   execFileSync(binary, ['workflow', 'show', '--workflow-id', workflowId, '--address', server.address, '--output', 'json'], { encoding: 'utf8' });

@@ -64,25 +64,6 @@ export interface AppCallOutcome {
   statusCode: number | null;
   runTimeMs: number;
   error?: string;
-  /**
-   * Set when the activity itself recorded the run's outcome (asked with `recordOutcome`): the
-   * status PostgreSQL holds, which is what the workflow reports. Absent in older histories.
-   */
-  recorded?: RunStatus;
-}
-
-/** Input of the app-call activity; `recordOutcome` is sent by workflows past the outcome-in-activity patch. */
-export interface AppCallInput {
-  runId: string;
-  url: string;
-  recordOutcome?: boolean;
-}
-
-/** What recordRunOutcome finds recorded (the first outcome wins); older histories hold no value. */
-export interface RecordedOutcome {
-  status: RunStatus;
-  statusCode: number | null;
-  runTimeMs: number | null;
 }
 
 export interface RunAppResult {

@@ -33,11 +33,6 @@ const localBookkeeping = proxyLocalActivities<RunActivities>(bookkeepingOptions)
 
 /** Runs started before local bookkeeping keep replaying their remote activities (recorded histories). */
 const LOCAL_BOOKKEEPING_PATCH = 'local-bookkeeping';
-/**
- * From this patch on, the app-call activity records the app's answer as the outcome itself, so the
- * task after it starts the webhook delivery at once (one local activity and one activation fewer).
- */
-const OUTCOME_IN_ACTIVITY_PATCH = 'outcome-in-activity';
 
 function setStatus(status: RunStatus): void {
   upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runStatus, value: status }]);
@@ -59,7 +54,6 @@ export async function runAppWorkflow(input: RunAppInput): Promise<RunAppResult> 
   });
 
   const { recordRunStarted, recordRunOutcome } = patched(LOCAL_BOOKKEEPING_PATCH) ? localBookkeeping : remoteBookkeeping;
-  const outcomeInActivity = patched(OUTCOME_IN_ACTIVITY_PATCH);
   await recordRunStarted(input.runId);
   setStatus('running');
 
@@ -67,9 +61,7 @@ export async function runAppWorkflow(input: RunAppInput): Promise<RunAppResult> 
   let cancelled: unknown;
   let outcome: AppCallOutcome = { statusCode: null, runTimeMs: 0 };
   try {
-    outcome = await CancellationScope.withTimeout(boundMs, () =>
-      callAppActivity({ runId: input.runId, url: input.url, ...(outcomeInActivity ? { recordOutcome: true } : {}) }),
-    );
+    outcome = await CancellationScope.withTimeout(boundMs, () => callAppActivity({ runId: input.runId, url: input.url }));
     status = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300 ? 'succeeded' : 'failure';
   } catch (err) {
     if (isCancellation(err)) {
@@ -82,20 +74,9 @@ export async function runAppWorkflow(input: RunAppInput): Promise<RunAppResult> 
     }
   }
 
-  if (outcome.recorded) {
-    status = outcome.recorded;
-  } else {
-    const recorded = await CancellationScope.nonCancellable(() =>
-      recordRunOutcome({ runId: input.runId, status, statusCode: outcome.statusCode, runTimeMs: outcome.runTimeMs, error: outcome.error ?? null }),
-    );
-    // The first outcome recorded is the run's (the activity may have recorded the app's answer
-    // just before a timeout or a cancellation); older histories return nothing here.
-    if (outcomeInActivity && recorded) {
-      status = recorded.status;
-      outcome = { statusCode: recorded.statusCode, runTimeMs: recorded.runTimeMs ?? 0 };
-    }
-  }
-  if (status !== 'cancelled') cancelled = undefined;
+  await CancellationScope.nonCancellable(() =>
+    recordRunOutcome({ runId: input.runId, status, statusCode: outcome.statusCode, runTimeMs: outcome.runTimeMs, error: outcome.error ?? null }),
+  );
   setStatus(status);
   // Only runs that asked for a webhook add this command, so histories of all other runs replay as before.
   if (input.webhook) await startWebhookDelivery(input.runId, input.webhook);

@@ -5,7 +5,12 @@
 export class BackgroundWork {
   private readonly inFlight = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | null = null;
-  closed = false;
+  private isClosed = false;
+
+  /** True once close() was called: loops over pending work stop early. */
+  get closed(): boolean {
+    return this.isClosed;
+  }
 
   track<T>(p: Promise<T>): Promise<T> {
     this.inFlight.add(p);
@@ -17,7 +22,7 @@ export class BackgroundWork {
   every(everyMs: number, job: () => Promise<unknown>, onError: (err: unknown) => void): void {
     const tick = () => {
       this.timer = setTimeout(() => {
-        if (this.closed) return;
+        if (this.isClosed) return;
         this.track(job().catch(onError));
         tick();
       }, everyMs);
@@ -28,7 +33,7 @@ export class BackgroundWork {
 
   /** Stops the periodic job and waits for everything under way. */
   async close(): Promise<void> {
-    this.closed = true;
+    this.isClosed = true;
     if (this.timer) clearTimeout(this.timer);
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }

@@ -96,6 +96,7 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
   };
 
   const cells: Record<string, LoadCell> = {};
+  const pausedCell = `/run?async=true @${o.rate}/s, worker paused`;
   const drainSeconds: Record<string, number> = {};
   const settle = async (after: string) => {
     const s = await drain(client, config.taskQueues.runs, 180_000);
@@ -118,7 +119,7 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
     if (stack.workerPid) {
       const workerPid = stack.workerPid;
       phases.push([
-        `/run?async=true @${o.rate}/s, worker paused`,
+        pausedCell,
         async () => {
           process.kill(workerPid, 'SIGSTOP');
           try {
@@ -139,14 +140,13 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
     await agent.close();
     await client.connection.close();
   }
-  const at = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('@') && !k.includes('paused'))!];
-  const paused = Object.keys(cells).find((k) => k.includes('paused'));
+  const at = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('@') && k !== pausedCell)!];
   const max = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('max'))!];
   const ratios = {
     runVsRawMaxThroughput: max('/run').rps / max('raw').rps,
     runP99AtRateMs: at('/run').p99ms,
     rawP99AtRateMs: at('raw').p99ms,
-    runP99AtRateWorkerPausedMs: paused ? cells[paused].p99ms : null,
+    runP99AtRateWorkerPausedMs: cells[pausedCell]?.p99ms ?? null,
   };
   return {
     scenario: 'async',

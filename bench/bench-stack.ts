@@ -48,7 +48,7 @@ export interface BenchStackOptions {
 }
 
 /** Remembers the last lines a child wrote, to explain why it died. */
-function tail(child: ChildProcess): () => string {
+export function tail(child: ChildProcess): () => string {
   let buf = '';
   const keep = (d: Buffer) => {
     buf = (buf + d.toString()).slice(-4000);
@@ -58,7 +58,7 @@ function tail(child: ChildProcess): () => string {
   return () => buf.trim();
 }
 
-function spawnTs(entry: string, env: Record<string, string>, nodeFlags: string[] = []): ChildProcess {
+export function spawnTs(entry: string, env: Record<string, string>, nodeFlags: string[] = []): ChildProcess {
   return spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -66,7 +66,7 @@ function spawnTs(entry: string, env: Record<string, string>, nodeFlags: string[]
   });
 }
 
-async function waitUntil(what: string, child: ChildProcess, output: () => string, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+export async function waitUntil(what: string, child: ChildProcess, output: () => string, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode) throw new Error(`${what} exited (${child.signalCode ?? child.exitCode}): ${output()}`);

@@ -4,9 +4,10 @@
 import http from 'node:http';
 import { callApp, createAppDispatcher } from '../lib/app-client.js';
 
-const [target, portArg] = process.argv.slice(2);
+const target = process.env.NODE_PROXY_TARGET;
+const portArg = process.env.PORT;
 if (!target || !portArg) {
-  console.error('usage: node-proxy-server.ts <app url> <port>');
+  console.error('node-proxy-server.ts needs NODE_PROXY_TARGET (the app url) and PORT');
   process.exit(2);
 }
 const dispatcher = createAppDispatcher();

@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/temporal-dev-server.js';
 import { stopProcess } from '../scripts/stop-process.js';
-import type { BenchStack } from './bench-stack.js';
+import { spawnTs, tail, waitUntil, type BenchStack } from './bench-stack.js';
 import type { NginxPair } from './nginx.js';
 import { runWrk, writePostScript, type HttpCell } from './wrk.js';
 import { cpuMsOf, pidsNamed } from './process-cpu.js';
@@ -53,31 +52,17 @@ export interface SyncOverheadResult {
   met: { throughput: boolean; latency: boolean };
 }
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
 /** bench/node-proxy-server.ts as its own process, forwarding to the nginx app. */
 async function startNodeProxy(appUrl: string): Promise<{ url: string; pid: number; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/node-proxy-server.ts'), appUrl, String(port)], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`node proxy did not start: ${out}`)), 30_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`node proxy exited (${code}): ${out}`)));
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
+  const child = spawnTs('bench/node-proxy-server.ts', { NODE_PROXY_TARGET: appUrl, PORT: String(port) });
+  const output = tail(child);
+  try {
+    await waitUntil('node proxy', child, output, async () => output().includes('listening'), 30_000);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
   return { url: `http://127.0.0.1:${port}/`, pid: child.pid!, child };
 }
 

@@ -63,11 +63,9 @@ export class EventRecorder {
   private retryAt = 0;
   private delay: number;
   private closed = false;
-  private readonly o: Required<Omit<EventRecorderOptions, 'onError' | 'onRejected'>> & Pick<EventRecorderOptions, 'onError'>;
-  private readonly onRejected?: (reason: string) => void;
+  private readonly o: Required<Omit<EventRecorderOptions, 'onError' | 'onRejected'>> & Pick<EventRecorderOptions, 'onError' | 'onRejected'>;
 
   constructor(private readonly pool: Pool, options: EventRecorderOptions = {}) {
-    this.onRejected = options.onRejected;
     this.o = {
       maxBuffered: options.maxBuffered ?? 200_000,
       flushIntervalMs: options.flushIntervalMs ?? 200,
@@ -75,6 +73,7 @@ export class EventRecorder {
       retryDelayMs: options.retryDelayMs ?? 250,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 5_000,
       onError: options.onError,
+      onRejected: options.onRejected,
     };
     this.delay = this.o.retryDelayMs;
     this.timer = setInterval(() => this.tick(), this.o.flushIntervalMs);
@@ -104,7 +103,7 @@ export class EventRecorder {
 
   private reject(reason: string): void {
     this.rejected++;
-    this.onRejected?.(reason);
+    this.o.onRejected?.(reason);
   }
 
   private admit(): boolean {

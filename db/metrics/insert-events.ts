@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { CostEvent, RequestEvent } from './event-types.js';
+import { epochMsToTimestamptz, intArrayLiteral } from '../sql-literals.js';
 
 type Queryable = Pick<pg.ClientBase, 'query'>;
 
@@ -48,14 +49,11 @@ const COST_ADD = `n_events = r.n_events + EXCLUDED.n_events, running_time_ms = r
   gpu_ucents = r.gpu_ucents + EXCLUDED.gpu_ucents, cpu_ucents = r.cpu_ucents + EXCLUDED.cpu_ucents,
   mem_ucents = r.mem_ucents + EXCLUDED.mem_ucents`;
 
-// Columns travel as compact array literals ("{1,2,NULL}"), times as epoch milliseconds and app ids
-// as indexes into a short list: building those strings is several times cheaper for the API than
-// pg's per-element array serialisation of ISO timestamps and repeated ids, and PostgreSQL parses
-// integer arrays faster than timestamp text. Times stay exact to the millisecond.
-const REQUEST_SRC = `SELECT timestamptz 'epoch' + t.ms * interval '1 millisecond' AS ts, ($2::text[])[t.app] AS app_id,
+// Columns travel as compact literals (db/sql-literals.ts); app ids as indexes into a short list.
+const REQUEST_SRC = `SELECT ${epochMsToTimestamptz('t.ms')} AS ts, ($2::text[])[t.app] AS app_id,
     t.status, t.ws_close_code, t.async
   FROM unnest($1::bigint[], $3::int[], $4::int[], $5::int[], $6::bool[]) AS t(ms, app, status, ws_close_code, async)`;
-const COST_SRC = `SELECT timestamptz 'epoch' + t.ms * interval '1 millisecond' AS ts, ($2::text[])[t.app] AS app_id,
+const COST_SRC = `SELECT ${epochMsToTimestamptz('t.ms')} AS ts, ($2::text[])[t.app] AS app_id,
     t.running_time_ms, t.gpu_ucents, t.cpu_ucents, t.mem_ucents
   FROM unnest($1::bigint[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
     AS t(ms, app, running_time_ms, gpu_ucents, cpu_ucents, mem_ucents)`;
@@ -117,34 +115,23 @@ function appIndexes(events: readonly { appId: string }[]): { apps: string[]; ind
   return { apps, index: index + '}' };
 }
 
-/** An array literal of integers (numbers or bigints); null becomes NULL. */
-function intArray<T>(events: readonly T[], value: (e: T) => number | bigint | null | undefined): string {
-  let out = '{';
-  for (let i = 0; i < events.length; i++) {
-    const v = value(events[i]);
-    if (i > 0) out += ',';
-    out += v === null || v === undefined ? 'NULL' : typeof v === 'bigint' ? v.toString() : Math.round(v).toString();
-  }
-  return out + '}';
-}
-
 function requestParams(batch: readonly RequestEvent[]): unknown[] {
   const { apps, index } = appIndexes(batch);
   let asyncFlags = '{';
   for (let i = 0; i < batch.length; i++) asyncFlags += (i > 0 ? ',' : '') + (batch[i].async ? 't' : 'f');
-  return [intArray(batch, (e) => e.ts.getTime()), apps, index, intArray(batch, (e) => e.status), intArray(batch, (e) => e.wsCloseCode), asyncFlags + '}'];
+  return [intArrayLiteral(batch, (e) => e.ts.getTime()), apps, index, intArrayLiteral(batch, (e) => e.status), intArrayLiteral(batch, (e) => e.wsCloseCode), asyncFlags + '}'];
 }
 
 function costParams(batch: readonly CostEvent[]): unknown[] {
   const { apps, index } = appIndexes(batch);
   return [
-    intArray(batch, (e) => e.ts.getTime()),
+    intArrayLiteral(batch, (e) => e.ts.getTime()),
     apps,
     index,
-    intArray(batch, (e) => e.runningTimeMs),
-    intArray(batch, (e) => e.gpuUcents),
-    intArray(batch, (e) => e.cpuUcents),
-    intArray(batch, (e) => e.memoryUcents),
+    intArrayLiteral(batch, (e) => e.runningTimeMs),
+    intArrayLiteral(batch, (e) => e.gpuUcents),
+    intArrayLiteral(batch, (e) => e.cpuUcents),
+    intArrayLiteral(batch, (e) => e.memoryUcents),
   ];
 }
 

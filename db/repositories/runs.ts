@@ -1,8 +1,7 @@
 import type { Pool } from 'pg';
 import type { RunStatus } from '../../workflows/definitions.js';
 import type { RunStartSpec } from '../../lib/run-start.js';
-
-const EPOCH_MS = (col: string) => `timestamptz 'epoch' + ${col} * interval '1 millisecond'`;
+import { epochMsToTimestamptz, intArrayLiteral } from '../sql-literals.js';
 
 export interface RunRecord {
   runId: string;
@@ -172,16 +171,15 @@ export function runsRepository(pool: Pool) {
       if (!rows.length) return;
       await pool.query(
         `INSERT INTO runs (run_id, app_id, project_id, app_name, async, status, created_at, started_at, finished_at, run_time_ms, status_code, error)
-         SELECT r.run_id, r.app_id, r.project_id, r.app_name, false, r.status, ${EPOCH_MS('r.created_at')}, ${EPOCH_MS('r.created_at')},
-           ${EPOCH_MS('r.finished_at')}, r.run_time_ms, r.status_code, r.error
+         SELECT r.run_id, r.app_id, r.project_id, r.app_name, false, r.status, ${epochMsToTimestamptz('r.created_at')}, ${epochMsToTimestamptz('r.created_at')},
+           ${epochMsToTimestamptz('r.finished_at')}, r.run_time_ms, r.status_code, r.error
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::int[], $9::int[], $10::text[])
            AS r(run_id, app_id, project_id, app_name, status, created_at, finished_at, run_time_ms, status_code, error)
          ON CONFLICT (run_id) DO NOTHING`,
         [
           rows.map((r) => r.runId), rows.map((r) => r.appId), rows.map((r) => r.projectId), rows.map((r) => r.appName),
           rows.map((r) => r.status),
-          // Times as epoch milliseconds: pg's Date formatting was the costliest part of this write for the API.
-          `{${rows.map((r) => r.createdAt.getTime()).join(',')}}`, `{${rows.map((r) => r.finishedAt.getTime()).join(',')}}`, rows.map((r) => r.runTimeMs),
+          intArrayLiteral(rows, (r) => r.createdAt.getTime()), intArrayLiteral(rows, (r) => r.finishedAt.getTime()), rows.map((r) => r.runTimeMs),
           rows.map((r) => r.statusCode), rows.map((r) => r.error),
         ],
       );

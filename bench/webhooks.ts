@@ -8,6 +8,7 @@ import { Agent, request } from 'undici';
 import { startEchoApp } from '../examples/echo/echo-app.js';
 import { startWebhookReceiver } from '../test/helpers/webhook-receiver.js';
 import { startBenchStack } from './bench-stack.js';
+import { runWebhookFloor } from './webhook-floor.js';
 import { atFixedRate, percentile } from './load.js';
 import { formatTable, machineInfo } from './report.js';
 
@@ -32,6 +33,11 @@ export interface WebhookBenchResult {
   options: WebhookBenchOptions;
   /** Run completion (sync: the caller has the response; async: finished_at recorded) to the receiver getting the POST. */
   latency: { sync: LatencyCell; async: LatencyCell; asyncFromAppAnswer: LatencyCell };
+  /**
+   * The same chain with every step emptied (bench/floor-workflows.ts) on the same server: from the
+   * outcome step, and from the activity's answer, to the receiver getting the POST.
+   */
+  floor: { fromOutcome: LatencyCell; fromAnswer: LatencyCell };
   throughput: { runs: number; deliveredPerSecond: number; seconds: number };
   targets: { p50ms: string; p99ms: string };
   met: { p50: boolean; p99: boolean };
@@ -123,6 +129,15 @@ export async function runWebhookBench(o: WebhookBenchOptions = parseWebhookBench
     const answered = new Map(echo.calls.filter((c) => c.answeredAt !== undefined).map((c) => [c.requestId, c.answeredAt!]));
     const asyncFromAnswer = asyncIds.filter((id) => asyncGot.has(id) && answered.has(id)).map((id) => asyncGot.get(id)! - answered.get(id)!);
 
+    log(`floor: emptied async runs with a child delivery at ${o.rate}/s for ${o.seconds}s`);
+    const floorEndpoint = receiver.endpoint(() => ({ status: 200 }));
+    const floor = await runWebhookFloor({
+      temporalAddress: stack.temporalAddress, namespace: stack.config.temporalNamespace, taskQueuePrefix: stack.config.taskQueues.runs,
+      receiverUrl: floorEndpoint, rate: o.rate, seconds: o.seconds,
+    });
+    const floorGot = new Map(receiver.to(floorEndpoint).map((r) => [r.headers['x-request-id'] as string, r.at]));
+    const floorFrom = (start: Map<string, number>) => floor.ids.filter((id) => floorGot.has(id) && start.has(id)).map((id) => floorGot.get(id)! - start.get(id)!);
+
     log(`burst: ${o.burst} sync runs with a webhook, ${o.concurrency} callers`);
     const burst: { runId: string; at: number }[] = [];
     let next = 0;
@@ -142,6 +157,7 @@ export async function runWebhookBench(o: WebhookBenchOptions = parseWebhookBench
       machine,
       options: o,
       latency: { sync: cell(syncLatency, sync.length), async: cell(asyncLatency, asyncIds.length), asyncFromAppAnswer: cell(asyncFromAnswer, asyncIds.length) },
+      floor: { fromOutcome: cell(floorFrom(floor.finishedAt), floor.ids.length), fromAnswer: cell(floorFrom(floor.answeredAt), floor.ids.length) },
       throughput: { runs: burst.length, deliveredPerSecond: Math.round((burst.filter((b) => burstGot.has(b.runId)).length / seconds) * 10) / 10, seconds: Math.round(seconds * 100) / 100 },
       targets: { p50ms: '< 50', p99ms: '< 250' },
       met: { p50: false, p99: false },
@@ -166,6 +182,8 @@ export function printWebhookBench(r: WebhookBenchResult): void {
     ['sync', r.latency.sync.delivered, r.latency.sync.p50ms, r.latency.sync.p99ms, r.latency.sync.maxMs],
     ['async', r.latency.async.delivered, r.latency.async.p50ms, r.latency.async.p99ms, r.latency.async.maxMs],
     ['async, from the app answer', r.latency.asyncFromAppAnswer.delivered, r.latency.asyncFromAppAnswer.p50ms, r.latency.asyncFromAppAnswer.p99ms, r.latency.asyncFromAppAnswer.maxMs],
+    ['floor (emptied steps), from outcome', r.floor.fromOutcome.delivered, r.floor.fromOutcome.p50ms, r.floor.fromOutcome.p99ms, r.floor.fromOutcome.maxMs],
+    ['floor (emptied steps), from answer', r.floor.fromAnswer.delivered, r.floor.fromAnswer.p50ms, r.floor.fromAnswer.p99ms, r.floor.fromAnswer.maxMs],
   ].map((row) => row.map((c) => (typeof c === 'number' ? c : String(c))))));
   console.log(`  deliveries/s (burst of ${r.throughput.runs} sync runs, ${r.options.concurrency} callers): ${r.throughput.deliveredPerSecond} over ${r.throughput.seconds} s`);
   console.log(`  p50 target < 50 ms ${r.met.p50 ? 'MET' : 'MISSED'}; p99 target < 250 ms ${r.met.p99 ? 'MET' : 'MISSED'}`);

@@ -76,6 +76,7 @@ function printSync(r: SyncOverheadResult): void {
   console.log(`  /run p50 added over direct at c=1: ${fmt(x.runAddedP50OverDirectC1Ms)} ms (target < 1 ms) ${r.met.latency ? 'MET' : 'MISSED'}`);
   console.log(`  nginx proxy vs direct at c=32: ${fmt(x.nginxProxyVsDirectThroughputC32)}x`);
   if (x.recordingOnVsOffThroughputC32 !== null) console.log(`  /run recording on vs off at c=32: ${fmt(x.recordingOnVsOffThroughputC32)}x`);
+  if (x.recordingOnVsOffAlternatedC32) console.log(`  /run recording on vs off at c=32, alternating pairs: median ${fmt(x.recordingOnVsOffAlternatedC32.median)}x (pairs ${x.recordingOnVsOffAlternatedC32.pairs.join(', ')})`);
   console.log(`  /run vs node proxy (floor: node:http + undici, no features) at c=32: ${fmt(x.runVsNodeProxyThroughputC32)}x`);
   console.log('  CPU µs/req: CPU time of the server under test per request at c=32 (app nginx, proxy nginx, API process)');
   console.log('  PG µs/req: CPU time of all PostgreSQL processes per request at c=32 (run log and event writes; same 2 cores)');

@@ -45,6 +45,11 @@ export interface SyncOverheadResult {
     runAddedP50OverDirectC1Ms: number;
     nginxProxyVsDirectThroughputC32: number;
     recordingOnVsOffThroughputC32: number | null;
+    /**
+     * The same ratio from short alternating wrk runs at c=32 (on/off, off/on, …): the median of the
+     * pairs. Two long cells a minute apart also measure the machine's drift; alternating cancels it.
+     */
+    recordingOnVsOffAlternatedC32: { median: number; pairs: number[] } | null;
     /** /run over the bare Node proxy: what auth, routing, the run log and recording cost. */
     runVsNodeProxyThroughputC32: number;
   };
@@ -67,6 +72,7 @@ async function startNodeProxy(appUrl: string): Promise<{ url: string; pid: numbe
 }
 
 const PROJECT = 'bench';
+const ALTERNATED_PAIRS = 5;
 const APP = 'static';
 const BODY = '{"input":"bench","n":1}';
 
@@ -134,6 +140,22 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
       cells[name] = { c1, c32 };
     }
 
+    let alternated: SyncOverheadResult['ratios']['recordingOnVsOffAlternatedC32'] = null;
+    if (urls['/run (recording off)']) {
+      const seconds = Math.max(2, Math.round(o.seconds / 2));
+      log(`sync: recording on vs off, ${ALTERNATED_PAIRS} alternating pairs of ${seconds}s at c=32`);
+      const rpsOf = async (url: string) => (await runWrk({ wrk: o.wrk, url, connections: 32, seconds, script })).rps;
+      const pairs: number[] = [];
+      for (let i = 0; i < ALTERNATED_PAIRS; i++) {
+        const [first, second] = i % 2 === 0 ? [urls['/run']!, urls['/run (recording off)']] : [urls['/run (recording off)'], urls['/run']!];
+        const a = await rpsOf(first);
+        const b = await rpsOf(second);
+        pairs.push(Math.round((i % 2 === 0 ? a / b : b / a) * 1000) / 1000);
+      }
+      const sorted = [...pairs].sort((x, y) => x - y);
+      alternated = { median: sorted[Math.floor(sorted.length / 2)], pairs };
+    }
+
     // Events are written in batches a little after the answers; give the last batch time to land.
     await new Promise((r) => setTimeout(r, 1_000));
     const { rows } = await stack.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM request_events WHERE app_id = $1', [`${PROJECT}-${APP}`]);
@@ -144,6 +166,7 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
       runAddedP50OverDirectC1Ms: run.c1.p50ms - cells.direct.c1.p50ms,
       nginxProxyVsDirectThroughputC32: cells['nginx proxy'].c32.rps / cells.direct.c32.rps,
       recordingOnVsOffThroughputC32: cells['/run (recording off)'] ? run.c32.rps / cells['/run (recording off)'].c32.rps : null,
+      recordingOnVsOffAlternatedC32: alternated,
       runVsNodeProxyThroughputC32: run.c32.rps / cells['node proxy (floor)'].c32.rps,
     };
     return {

@@ -68,7 +68,7 @@ export class EventRecorder {
   constructor(private readonly pool: Pool, options: EventRecorderOptions = {}) {
     this.o = {
       maxBuffered: options.maxBuffered ?? 200_000,
-      flushIntervalMs: options.flushIntervalMs ?? 200,
+      flushIntervalMs: options.flushIntervalMs ?? 500,
       batchSize: options.batchSize ?? 5_000,
       retryDelayMs: options.retryDelayMs ?? 250,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 5_000,

@@ -38,12 +38,16 @@ export class RunLog {
     this.timer = null;
     if (this.flushing) return this.flushing;
     this.flushing = (async () => {
-      while (this.buffer.length) {
+      // Only what is buffered now (plus any full batch): rows arriving meanwhile wait for their
+      // timer, so steady load writes one batch per FLUSH_EVERY_MS, not a small batch after each write.
+      let owed = this.buffer.length;
+      while (owed > 0 || this.buffer.length >= MAX_BATCH) {
         const batch = this.buffer.slice(0, MAX_BATCH);
         try {
           await this.runs.insertSyncRuns(batch);
           this.buffer.splice(0, batch.length);
           this.written += batch.length;
+          owed -= batch.length;
         } catch (err) {
           this.log.warn({ err, buffered: this.buffer.length }, 'run log write failed; retrying');
           this.timer = setTimeout(() => void this.flush(), 1_000);
@@ -52,6 +56,8 @@ export class RunLog {
       }
     })().finally(() => {
       this.flushing = null;
+      // A timer that fired during this write found it busy; the rows it was for still need one.
+      if (this.buffer.length) this.timer ??= setTimeout(() => void this.flush(), FLUSH_EVERY_MS);
     });
     return this.flushing;
   }

@@ -130,14 +130,19 @@ export class EventRecorder {
     // Writes are serialised: one statement at a time keeps event order and the in-flight count simple.
     this.pending++;
     const run = this.chain.then(async () => {
-      while (this.requests.length + this.costs.length > 0) await this.writeOneBatch();
+      // What is buffered when this write starts, plus any full batch: events arriving meanwhile wait
+      // for the next tick. Draining until empty instead turned steady load into a statement every
+      // few milliseconds of a handful of rows each (157 statements/s at 2,700 runs/s).
+      let owed = this.requests.length + this.costs.length;
+      while (owed > 0 || this.requests.length + this.costs.length >= this.o.batchSize) owed -= await this.writeOneBatch();
     });
     const done = run.finally(() => this.pending--);
     this.chain = done.catch(() => {});
     return done;
   }
 
-  private async writeOneBatch(): Promise<void> {
+  /** Writes up to one batch, oldest first; returns how many events it wrote. */
+  private async writeOneBatch(): Promise<number> {
     const req = this.requests.splice(0, this.o.batchSize);
     const cost = this.costs.splice(0, Math.max(0, this.o.batchSize - req.length));
     this.inFlight = req.length + cost.length;
@@ -149,6 +154,7 @@ export class EventRecorder {
       this.written += req.length + cost.length;
       this.delay = this.o.retryDelayMs;
       this.retryAt = 0;
+      return req.length + cost.length;
     } catch (err) {
       // Each insert is one atomic statement: put back exactly what was not written, in order.
       if (!reqDone) this.requests = req.concat(this.requests);

@@ -59,6 +59,37 @@ describe('EventRecorder', () => {
     await counting.end();
   });
 
+  it('under steady load writes one batch per interval, not a small batch after every write', async () => {
+    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    let statements = 0;
+    const counting = new pg.Pool({ connectionString: db.url, max: 2 });
+    const q = counting.query.bind(counting);
+    (counting as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      statements++;
+      return (q as (...a: unknown[]) => unknown)(...args);
+    };
+    const intervalMs = 250;
+    const rec = new EventRecorder(counting, { flushIntervalMs: intervalMs });
+    const rnd = prng(5);
+    let recorded = 0;
+    const t0 = performance.now();
+    // A run every millisecond or so for 1.5 s: events keep arriving while each write is in flight.
+    while (performance.now() - t0 < 1_500) {
+      rec.recordRequest(requestAt(Date.now(), 'app-steady', rnd));
+      rec.recordCost(costAt(Date.now(), 'app-steady', rnd));
+      recorded += 2;
+      await sleep(1);
+    }
+    const ticks = (performance.now() - t0) / intervalMs;
+    await rec.close();
+    expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: recorded, rejected: 0 });
+    // Two statements (requests, costs) per tick, the schema probe and the final flush. Draining until
+    // empty instead wrote a few rows per statement, back to back: hundreds of statements here.
+    expect(statements).toBeLessThanOrEqual(2 * (Math.ceil(ticks) + 1) + 1);
+    expect(await counts()).toMatchObject({ raw_requests: recorded / 2, raw_costs: recorded / 2, rolled_requests: recorded / 2 });
+    await counting.end();
+  });
+
   it('keeps retrying while PostgreSQL is unreachable and writes everything once it is back', async () => {
     await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
     const proxy = new TcpProxy({ host: '127.0.0.1', port: Number(new URL(db.url).port || 5432) });

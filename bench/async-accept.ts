@@ -24,7 +24,7 @@ export interface AsyncAcceptResult {
   offeredRate: number;
   maxConcurrency: number;
   cells: Record<string, LoadCell>;
-  ratios: { runVsRawMaxThroughput: number; runP99AtRateMs: number; rawP99AtRateMs: number; runP99AtRateWorkerPausedMs: number | null; commitP99AtRateWorkerPausedMs: number | null };
+  ratios: { runVsRawMaxThroughput: number; runP99AtRateMs: number; rawP99AtRateMs: number; runP99AtRateWorkerPausedMs: number | null; commitP99AtRateWorkerPausedMs: number | null; commitP99AtRateMs: number | null };
   targets: { runVsRawMaxThroughput: string; runP99AtRateMs: string };
   met: { throughput: boolean; latency: boolean };
   drainSeconds: Record<string, number>;
@@ -97,7 +97,10 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
 
   const cells: Record<string, LoadCell> = {};
   const pausedCell = `/run?async=true @${o.rate}/s, worker paused`;
-  const commitCell = `one PostgreSQL INSERT commit @${o.rate}/s, alongside`;
+  // One committed INSERT of the bench's own, timed alongside a cell: the least a durable accept
+  // can cost on this machine at that moment.
+  const commitCell = `one PostgreSQL INSERT commit @${o.rate}/s, alongside (worker paused)`;
+  const drainingCommitCell = `one PostgreSQL INSERT commit @${o.rate}/s, alongside (draining)`;
   await stack.pool.query('CREATE TABLE IF NOT EXISTS bench_commit_probe (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())');
   const commitProbe = async () => {
     await stack.pool.query('INSERT INTO bench_commit_probe DEFAULT VALUES');
@@ -115,7 +118,14 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
     await settle('warm-up');
     const phases: [string, () => Promise<LoadCell>][] = [
       [`raw workflow.start @${o.rate}/s`, () => atFixedRate(o.rate, o.seconds, rawStart)],
-      [`/run?async=true @${o.rate}/s`, () => atFixedRate(o.rate, o.seconds, apiStart)],
+      [
+        `/run?async=true @${o.rate}/s`,
+        async () => {
+          const [accept, commit] = await Promise.all([atFixedRate(o.rate, o.seconds, apiStart), atFixedRate(o.rate, o.seconds, commitProbe)]);
+          cells[drainingCommitCell] = commit;
+          return accept;
+        },
+      ],
     ];
     // The accept path alone: the worker is stopped (SIGSTOP) so nothing drains while the 202s are
     // measured; it continues afterwards and drains the backlog before the next cell. It comes before
@@ -127,8 +137,6 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
         async () => {
           process.kill(workerPid, 'SIGSTOP');
           try {
-            // Measured at the same time: one committed INSERT from this process, the least a durable
-            // accept can cost on this machine while the 202s are being served.
             const [accept, commit] = await Promise.all([atFixedRate(o.rate, o.seconds, apiStart), atFixedRate(o.rate, o.seconds, commitProbe)]);
             cells[commitCell] = commit;
             return accept;
@@ -152,7 +160,7 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
     await agent.close();
     await client.connection.close();
   }
-  const at = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('@') && k !== pausedCell && k !== commitCell)!];
+  const at = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('@') && k !== pausedCell && !k.startsWith('one PostgreSQL'))!];
   const max = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('max'))!];
   const ratios = {
     runVsRawMaxThroughput: max('/run').rps / max('raw').rps,
@@ -160,6 +168,7 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
     rawP99AtRateMs: at('raw').p99ms,
     runP99AtRateWorkerPausedMs: cells[pausedCell]?.p99ms ?? null,
     commitP99AtRateWorkerPausedMs: cells[commitCell]?.p99ms ?? null,
+    commitP99AtRateMs: cells[drainingCommitCell]?.p99ms ?? null,
   };
   return {
     scenario: 'async',

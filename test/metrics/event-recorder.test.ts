@@ -28,16 +28,22 @@ async function counts(p: pg.Pool = pool) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A pool on the test database that counts the statements sent through it. */
+function countingPool(): { pool: pg.Pool; statements: () => number } {
+  let n = 0;
+  const counting = new pg.Pool({ connectionString: db.url, max: 2 });
+  const q = counting.query.bind(counting);
+  (counting as unknown as { query: unknown }).query = (...args: unknown[]) => {
+    n++;
+    return (q as (...a: unknown[]) => unknown)(...args);
+  };
+  return { pool: counting, statements: () => n };
+}
+
 describe('EventRecorder', () => {
   it('returns at once, batches in the background, flushes on close; rollups stay current; nothing dropped', async () => {
     await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
-    let statements = 0;
-    const counting = new pg.Pool({ connectionString: db.url, max: 2 });
-    const q = counting.query.bind(counting);
-    (counting as unknown as { query: unknown }).query = (...args: unknown[]) => {
-      statements++;
-      return (q as (...a: unknown[]) => unknown)(...args);
-    };
+    const { pool: counting, statements } = countingPool();
     const rec = new EventRecorder(counting, { flushIntervalMs: 50, batchSize: 1000 });
     const rnd = prng(3);
     const t0 = performance.now();
@@ -51,7 +57,7 @@ describe('EventRecorder', () => {
     await sleep(400);
     expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 3000, rejected: 0 });
     // Batched: a handful of statements (plus one schema probe), not 3000.
-    expect(statements).toBeLessThan(12);
+    expect(statements()).toBeLessThan(12);
     for (let i = 0; i < 7; i++) rec.recordRequest(requestAt(Date.now(), 'app-a', rnd));
     await rec.close();
     expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: 3007, rejected: 0 });
@@ -61,13 +67,7 @@ describe('EventRecorder', () => {
 
   it('under steady load writes one batch per interval, not a small batch after every write', async () => {
     await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
-    let statements = 0;
-    const counting = new pg.Pool({ connectionString: db.url, max: 2 });
-    const q = counting.query.bind(counting);
-    (counting as unknown as { query: unknown }).query = (...args: unknown[]) => {
-      statements++;
-      return (q as (...a: unknown[]) => unknown)(...args);
-    };
+    const { pool: counting, statements } = countingPool();
     const intervalMs = 250;
     const rec = new EventRecorder(counting, { flushIntervalMs: intervalMs });
     const rnd = prng(5);
@@ -85,7 +85,7 @@ describe('EventRecorder', () => {
     expect(rec.stats()).toEqual({ buffered: 0, dropped: 0, written: recorded, rejected: 0 });
     // Two statements (requests, costs) per tick, the schema probe and the final flush. Draining until
     // empty instead wrote a few rows per statement, back to back: hundreds of statements here.
-    expect(statements).toBeLessThanOrEqual(2 * (Math.ceil(ticks) + 1) + 1);
+    expect(statements()).toBeLessThanOrEqual(2 * (Math.ceil(ticks) + 1) + 1);
     expect(await counts()).toMatchObject({ raw_requests: recorded / 2, raw_costs: recorded / 2, rolled_requests: recorded / 2 });
     await counting.end();
   });

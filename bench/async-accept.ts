@@ -105,6 +105,15 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
   const commitProbe = async () => {
     await stack.pool.query('INSERT INTO bench_commit_probe DEFAULT VALUES');
   };
+  const acceptsWithCommitProbe = async (probeCell: string) => {
+    const [accept, commit] = await Promise.all([atFixedRate(o.rate, o.seconds, apiStart), atFixedRate(o.rate, o.seconds, commitProbe)]);
+    cells[probeCell] = commit;
+    return accept;
+  };
+  const rawAtRateCell = `raw workflow.start @${o.rate}/s`;
+  const runAtRateCell = `/run?async=true @${o.rate}/s`;
+  const rawMaxCell = `raw workflow.start max c=${o.concurrency}`;
+  const runMaxCell = `/run?async=true max c=${o.concurrency}`;
   const drainSeconds: Record<string, number> = {};
   const settle = async (after: string) => {
     const s = await drain(client, config.taskQueues.runs, 180_000);
@@ -117,15 +126,8 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
     await atFixedRate(o.rate, o.warmupSeconds, apiStart);
     await settle('warm-up');
     const phases: [string, () => Promise<LoadCell>][] = [
-      [`raw workflow.start @${o.rate}/s`, () => atFixedRate(o.rate, o.seconds, rawStart)],
-      [
-        `/run?async=true @${o.rate}/s`,
-        async () => {
-          const [accept, commit] = await Promise.all([atFixedRate(o.rate, o.seconds, apiStart), atFixedRate(o.rate, o.seconds, commitProbe)]);
-          cells[drainingCommitCell] = commit;
-          return accept;
-        },
-      ],
+      [rawAtRateCell, () => atFixedRate(o.rate, o.seconds, rawStart)],
+      [runAtRateCell, () => acceptsWithCommitProbe(drainingCommitCell)],
     ];
     // The accept path alone: the worker is stopped (SIGSTOP) so nothing drains while the 202s are
     // measured; it continues afterwards and drains the backlog before the next cell. It comes before
@@ -137,9 +139,7 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
         async () => {
           process.kill(workerPid, 'SIGSTOP');
           try {
-            const [accept, commit] = await Promise.all([atFixedRate(o.rate, o.seconds, apiStart), atFixedRate(o.rate, o.seconds, commitProbe)]);
-            cells[commitCell] = commit;
-            return accept;
+            return await acceptsWithCommitProbe(commitCell);
           } finally {
             process.kill(workerPid, 'SIGCONT');
           }
@@ -147,8 +147,8 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
       ]);
     }
     phases.push(
-      [`raw workflow.start max c=${o.concurrency}`, () => atMaxRate(o.concurrency, o.seconds, rawStart)],
-      [`/run?async=true max c=${o.concurrency}`, () => atMaxRate(o.concurrency, o.seconds, apiStart)],
+      [rawMaxCell, () => atMaxRate(o.concurrency, o.seconds, rawStart)],
+      [runMaxCell, () => atMaxRate(o.concurrency, o.seconds, apiStart)],
     );
     for (const [name, phase] of phases) {
       log(`async: ${name} for ${o.seconds}s`);
@@ -160,12 +160,10 @@ export async function runAsyncAcceptBench(o: AsyncAcceptOptions): Promise<AsyncA
     await agent.close();
     await client.connection.close();
   }
-  const at = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('@') && k !== pausedCell && !k.startsWith('one PostgreSQL'))!];
-  const max = (prefix: string) => cells[Object.keys(cells).find((k) => k.startsWith(prefix) && k.includes('max'))!];
   const ratios = {
-    runVsRawMaxThroughput: max('/run').rps / max('raw').rps,
-    runP99AtRateMs: at('/run').p99ms,
-    rawP99AtRateMs: at('raw').p99ms,
+    runVsRawMaxThroughput: cells[runMaxCell].rps / cells[rawMaxCell].rps,
+    runP99AtRateMs: cells[runAtRateCell].p99ms,
+    rawP99AtRateMs: cells[rawAtRateCell].p99ms,
     runP99AtRateWorkerPausedMs: cells[pausedCell]?.p99ms ?? null,
     commitP99AtRateWorkerPausedMs: cells[commitCell]?.p99ms ?? null,
     commitP99AtRateMs: cells[drainingCommitCell]?.p99ms ?? null,

@@ -6,6 +6,7 @@ import { spawnTs, tail, waitUntil, type BenchStack } from './bench-stack.js';
 import type { NginxPair } from './nginx.js';
 import { runWrk, writePostScript, type HttpCell } from './wrk.js';
 import { cpuMsOf, pidsNamed } from './process-cpu.js';
+import { percentile } from './load.js';
 
 export const SYNC_TARGETS = ['direct', 'nginx proxy', 'node proxy (floor)', '/run', '/run (recording off)'] as const;
 export type SyncTarget = (typeof SYNC_TARGETS)[number];
@@ -152,8 +153,7 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
         const b = await rpsOf(second);
         pairs.push(Math.round((i % 2 === 0 ? a / b : b / a) * 1000) / 1000);
       }
-      const sorted = [...pairs].sort((x, y) => x - y);
-      alternated = { median: sorted[Math.floor(sorted.length / 2)], pairs };
+      alternated = { median: percentile([...pairs].sort((x, y) => x - y), 50), pairs };
     }
 
     // Events are written in batches a little after the answers; give the last batch time to land.

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Agent, request } from 'undici';
+import { QUIET_BUNDLER_LOGGER } from '../scripts/build-workflow-bundle.js';
 import { atFixedRate } from './load.js';
 
 export interface FloorActivities {
@@ -10,15 +11,14 @@ export interface FloorActivities {
   post(id: string, url: string): Promise<void>;
 }
 
-const ignore = () => {};
-const quietBundler = { trace: ignore, debug: ignore, info: ignore, warn: console.warn, error: console.error, log: ignore };
-
 export interface FloorTimes {
   /** Per run id: when the emptied app-call activity answered, and when the emptied outcome step ran. */
   answeredAt: Map<string, number>;
   finishedAt: Map<string, number>;
   ids: string[];
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Runs bench/floor-workflows.ts at `rate` per second for `seconds` on the stack's Temporal server,
@@ -34,6 +34,7 @@ export async function runWebhookFloor(o: { temporalAddress: string; namespace: s
   }
   const times: FloorTimes = { answeredAt: new Map(), finishedAt: new Map(), ids: [] };
   const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
+  const posted = new Set<string>();
   const activities: FloorActivities = {
     async answer(id) {
       times.answeredAt.set(id, Date.now());
@@ -44,9 +45,10 @@ export async function runWebhookFloor(o: { temporalAddress: string; namespace: s
     async post(id, url) {
       const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', 'x-request-id': id }, body: '{}' });
       await res.body.dump();
+      posted.add(id);
     },
   };
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./floor-workflows.ts', import.meta.url)), logger: quietBundler });
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./floor-workflows.ts', import.meta.url)), logger: QUIET_BUNDLER_LOGGER });
   const connection = await NativeConnection.connect({ address: o.temporalAddress });
   const runsQueue = `${o.taskQueuePrefix}-floor-runs`;
   const deliveriesQueue = `${o.taskQueuePrefix}-floor-deliveries`;
@@ -64,10 +66,9 @@ export async function runWebhookFloor(o: { temporalAddress: string; namespace: s
       times.ids.push(id);
       await client.workflow.start('floorRunWorkflow', { workflowId: id, taskQueue: runsQueue, args: [id, o.receiverUrl, deliveriesQueue] });
     });
-    // Until every run reached its outcome step, then a moment for the last POSTs.
+    // Until every delivery's POST was answered (the receiver has it), or a minute at most.
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && times.finishedAt.size < times.ids.length) await new Promise((r) => setTimeout(r, 100));
-    await new Promise((r) => setTimeout(r, 2_000));
+    while (Date.now() < deadline && posted.size < times.ids.length) await sleep(100);
   };
   try {
     const done = load();

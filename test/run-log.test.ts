@@ -1,22 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
+import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { v7 as uuidv7 } from 'uuid';
-import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
+import { useTestPool } from './helpers/test-pool.js';
 import { RunLog } from '../api/run-log.js';
 import { runsRepository, type SyncRunRecord } from '../db/repositories/runs.js';
 
-let db: TestDatabase;
-let pool: pg.Pool;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
-});
-afterAll(async () => {
-  await pool?.end();
-  await db?.drop();
-});
+const t = useTestPool();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,7 +19,7 @@ function syncRun(): SyncRunRecord {
 
 describe('RunLog (the sync run log)', () => {
   it('under steady load writes about one batch per 100 ms, and every row without waiting for more traffic', async () => {
-    const runs = runsRepository(pool);
+    const runs = runsRepository(t.pool);
     let writes = 0;
     const counted = { ...runs, insertSyncRuns: async (rows: SyncRunRecord[]) => { writes++; return runs.insertSyncRuns(rows); } };
     const log = new RunLog(counted, pino({ level: 'silent' }));
@@ -46,7 +35,7 @@ describe('RunLog (the sync run log)', () => {
     const intervals = (performance.now() - t0) / 100;
     await sleep(250);
     // Everything is written without close(): the last rows do not wait for more traffic.
-    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM runs WHERE run_id = ANY($1::text[])', [ids]);
+    const { rows } = await t.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM runs WHERE run_id = ANY($1::text[])', [ids]);
     expect(rows[0].n).toBe(ids.length);
     expect(log.written).toBe(ids.length);
     expect(writes).toBeLessThanOrEqual(Math.ceil(intervals) + 2);

@@ -1,24 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { useTestPool } from '../helpers/test-pool.js';
 import { EventRecorder } from '../../db/metrics/event-recorder.js';
 import { insertCostEvents, insertRequestEvents } from '../../db/metrics/insert-events.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 import { costAt, prng, requestAt } from './helpers/event-data.js';
 
-let db: TestDatabase;
-let pool: pg.Pool;
+const t = useTestPool();
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
-});
-afterAll(async () => {
-  await pool?.end();
-  await db?.drop();
-});
-
-async function counts(p: pg.Pool = pool) {
+async function counts(p: pg.Pool = t.pool) {
   const { rows } = await p.query(`SELECT (SELECT count(*) FROM request_events)::int AS raw_requests,
     (SELECT count(*) FROM cost_events)::int AS raw_costs,
     (SELECT coalesce(sum(n_total), 0) FROM request_rollup_15m)::int AS rolled_requests,
@@ -31,7 +21,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A pool on the test database that counts the statements sent through it. */
 function countingPool(): { pool: pg.Pool; statements: () => number } {
   let n = 0;
-  const counting = new pg.Pool({ connectionString: db.url, max: 2 });
+  const counting = new pg.Pool({ connectionString: t.db.url, max: 2 });
   const q = counting.query.bind(counting);
   (counting as unknown as { query: unknown }).query = (...args: unknown[]) => {
     n++;
@@ -42,7 +32,7 @@ function countingPool(): { pool: pg.Pool; statements: () => number } {
 
 describe('EventRecorder', () => {
   it('returns at once, batches in the background, flushes on close; rollups stay current; nothing dropped', async () => {
-    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    await t.pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
     const { pool: counting, statements } = countingPool();
     const rec = new EventRecorder(counting, { flushIntervalMs: 50, batchSize: 1000 });
     const rnd = prng(3);
@@ -66,7 +56,7 @@ describe('EventRecorder', () => {
   });
 
   it('under steady load writes one batch per interval, not a small batch after every write', async () => {
-    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    await t.pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
     const { pool: counting, statements } = countingPool();
     const intervalMs = 250;
     const rec = new EventRecorder(counting, { flushIntervalMs: intervalMs });
@@ -91,10 +81,10 @@ describe('EventRecorder', () => {
   });
 
   it('keeps retrying while PostgreSQL is unreachable and writes everything once it is back', async () => {
-    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
-    const proxy = new TcpProxy({ host: '127.0.0.1', port: Number(new URL(db.url).port || 5432) });
+    await t.pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    const proxy = new TcpProxy({ host: '127.0.0.1', port: Number(new URL(t.db.url).port || 5432) });
     await proxy.start();
-    const url = new URL(db.url);
+    const url = new URL(t.db.url);
     url.port = String(proxy.port);
     const viaProxy = new pg.Pool({ connectionString: url.toString(), max: 2, connectionTimeoutMillis: 1000 });
     viaProxy.on('error', () => {});
@@ -124,7 +114,7 @@ describe('EventRecorder', () => {
     const proxy = new TcpProxy({ host: '127.0.0.1', port: 5432 });
     await proxy.start();
     await proxy.cut(); // nothing listens: every write fails
-    const dead = new pg.Pool({ host: '127.0.0.1', port: proxy.port, user: 'postgres', database: db.name, connectionTimeoutMillis: 200 });
+    const dead = new pg.Pool({ host: '127.0.0.1', port: proxy.port, user: 'postgres', database: t.db.name, connectionTimeoutMillis: 200 });
     dead.on('error', () => {});
     const rec = new EventRecorder(dead, { maxBuffered: 100, flushIntervalMs: 10, retryDelayMs: 10 });
     const rnd = prng(6);
@@ -135,24 +125,24 @@ describe('EventRecorder', () => {
   });
 
   it('stores every column exactly: millisecond times (before 1970 too), nulls, many apps, big micro-cent values', async () => {
-    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    await t.pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
     const times = ['2026-03-08T06:59:59.999Z', '1969-12-31T23:59:59.001Z', '2026-11-01T05:00:00.000Z'].map((t) => new Date(t));
-    await insertRequestEvents(pool, [
+    await insertRequestEvents(t.pool, [
       { ts: times[0], appId: 'p-a', status: 200, async: false },
       { ts: times[1], appId: 'p-b', status: null, wsCloseCode: 1001, async: true },
       { ts: times[2], appId: 'p-a', status: null, async: false },
     ]);
-    await insertCostEvents(pool, [
+    await insertCostEvents(t.pool, [
       { ts: times[0], appId: 'p-b', runningTimeMs: 1234.6, gpuUcents: 9_007_199_254_740_993n, cpuUcents: 0n, memoryUcents: 7n },
       { ts: times[2], appId: 'p-a', runningTimeMs: 0, gpuUcents: 0n, cpuUcents: 5n, memoryUcents: 0n },
     ]);
-    const { rows: requests } = await pool.query('SELECT ts, app_id, status, ws_close_code, async FROM request_events ORDER BY ts');
+    const { rows: requests } = await t.pool.query('SELECT ts, app_id, status, ws_close_code, async FROM request_events ORDER BY ts');
     expect(requests).toEqual([
       { ts: times[1], app_id: 'p-b', status: null, ws_close_code: 1001, async: true },
       { ts: times[0], app_id: 'p-a', status: 200, ws_close_code: null, async: false },
       { ts: times[2], app_id: 'p-a', status: null, ws_close_code: null, async: false },
     ]);
-    const { rows: costs } = await pool.query('SELECT ts, app_id, running_time_ms::text, gpu_ucents::text, cpu_ucents::text, mem_ucents::text FROM cost_events ORDER BY ts');
+    const { rows: costs } = await t.pool.query('SELECT ts, app_id, running_time_ms::text, gpu_ucents::text, cpu_ucents::text, mem_ucents::text FROM cost_events ORDER BY ts');
     expect(costs).toEqual([
       { ts: times[0], app_id: 'p-b', running_time_ms: '1235', gpu_ucents: '9007199254740993', cpu_ucents: '0', mem_ucents: '7' },
       { ts: times[2], app_id: 'p-a', running_time_ms: '0', gpu_ucents: '0', cpu_ucents: '5', mem_ucents: '0' },
@@ -160,9 +150,9 @@ describe('EventRecorder', () => {
   });
 
   it('refuses at record time an event PostgreSQL could never store, so it cannot block the good ones behind it', async () => {
-    await pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
+    await t.pool.query('TRUNCATE request_events, cost_events, request_rollup_1m, request_rollup_15m, cost_rollup_1m, cost_rollup_15m');
     const reasons: string[] = [];
-    const rec = new EventRecorder(pool, { flushIntervalMs: 20, onRejected: (r) => reasons.push(r) });
+    const rec = new EventRecorder(t.pool, { flushIntervalMs: 20, onRejected: (r) => reasons.push(r) });
     const now = new Date();
     rec.recordRequest({ ts: new Date(Number.NaN), appId: 'app-d', status: 200, async: false });
     rec.recordRequest({ ts: now, appId: 'app-d', status: 200.5, async: false });

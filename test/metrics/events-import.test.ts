@@ -4,22 +4,17 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Command } from 'commander';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { useTestPool } from '../helpers/test-pool.js';
 import { EventsImportError, importEventsFile, registerEventsCommands } from '../../cli/events-import.js';
 import { queryDashboardBuckets } from '../../db/metrics/dashboard-query.js';
 
-let db: TestDatabase;
-let pool: pg.Pool;
+const t = useTestPool();
 let dir: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
   dir = await mkdtemp(path.join(os.tmpdir(), 'runhook-import-'));
 });
 afterAll(async () => {
-  await pool?.end();
-  await db?.drop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -29,7 +24,7 @@ async function file(name: string, lines: unknown[]): Promise<string> {
   return p;
 }
 
-const count = async () => (await pool.query('SELECT (SELECT count(*) FROM request_events)::int + (SELECT count(*) FROM cost_events)::int AS n')).rows[0].n;
+const count = async () => (await t.pool.query('SELECT (SELECT count(*) FROM request_events)::int + (SELECT count(*) FROM cost_events)::int AS n')).rows[0].n;
 
 describe('events import', () => {
   it('loads a good file, rollups included, and prints the count', async () => {
@@ -45,10 +40,10 @@ describe('events import', () => {
     ]);
     const out: string[] = [];
     const program = new Command().exitOverride();
-    registerEventsCommands(program, () => pool, (l) => out.push(l));
+    registerEventsCommands(program, () => t.pool, (l) => out.push(l));
     await program.parseAsync(['events', 'import', p], { from: 'user' });
     expect(out).toEqual(['loaded 6 events (4 requests, 2 costs)']);
-    const rows = await queryDashboardBuckets(pool, { appId: 'p-echo', start: new Date('2026-11-20T10:00:00Z'), end: new Date('2026-11-20T10:01:00Z'), interval: 'minute', tz: 'UTC' });
+    const rows = await queryDashboardBuckets(t.pool, { appId: 'p-echo', start: new Date('2026-11-20T10:00:00Z'), end: new Date('2026-11-20T10:01:00Z'), interval: 'minute', tz: 'UTC' });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ n_total: 4n, n_2xx: 1n, n_5xx: 1n, n_ws_ok: 1n, n_other: 1n, running_time_ms: 1201n, cpu_ucents: 10001n, mem_ucents: 2000n, gpu_ucents: 12345678n });
   });
@@ -72,7 +67,7 @@ describe('events import', () => {
       '[1,2]',
       ok,
     ]);
-    const err = await importEventsFile(pool, p).catch((e) => e);
+    const err = await importEventsFile(t.pool, p).catch((e) => e);
     expect(err).toBeInstanceOf(EventsImportError);
     const msg = (err as Error).message;
     expect(msg).toMatch(/11 bad lines, nothing loaded/);
@@ -96,15 +91,15 @@ describe('events import', () => {
     const p = path.join(dir, 'bulk.ndjson');
     await writeFile(p, lines.join('\n'));
     const started = performance.now();
-    const r = await importEventsFile(pool, p);
+    const r = await importEventsFile(t.pool, p);
     const secs = (performance.now() - started) / 1000;
     expect(r.loaded).toBe(100_000);
     console.log(`events import: 100k events in ${secs.toFixed(2)} s (${Math.round(100_000 / secs)} events/s)`);
-    const totals = await pool.query("SELECT sum(n_total)::int AS n FROM request_rollup_15m WHERE app_id LIKE 'bulk-%'");
+    const totals = await t.pool.query("SELECT sum(n_total)::int AS n FROM request_rollup_15m WHERE app_id LIKE 'bulk-%'");
     expect(totals.rows[0].n).toBe(66_666);
   });
 
   it('reports a missing file', async () => {
-    await expect(importEventsFile(pool, path.join(dir, 'nope.ndjson'))).rejects.toThrow(/cannot read/);
+    await expect(importEventsFile(t.pool, path.join(dir, 'nope.ndjson'))).rejects.toThrow(/cannot read/);
   });
 });

@@ -75,8 +75,17 @@ function printSync(r: SyncOverheadResult): void {
   console.log(`  /run vs nginx proxy throughput at c=32: ${fmt(x.runVsNginxProxyThroughputC32)}x (target >= 0.5x) ${r.met.throughput ? 'MET' : 'MISSED'}`);
   console.log(`  /run p50 added over direct at c=1: ${fmt(x.runAddedP50OverDirectC1Ms)} ms (target < 1 ms) ${r.met.latency ? 'MET' : 'MISSED'}`);
   console.log(`  nginx proxy vs direct at c=32: ${fmt(x.nginxProxyVsDirectThroughputC32)}x`);
-  if (x.recordingOnVsOffThroughputC32 !== null) console.log(`  /run recording on vs off at c=32: ${fmt(x.recordingOnVsOffThroughputC32)}x`);
-  if (x.recordingOnVsOffAlternatedC32) console.log(`  /run recording on vs off at c=32, alternating pairs: median ${fmt(x.recordingOnVsOffAlternatedC32.median)}x (pairs ${x.recordingOnVsOffAlternatedC32.pairs.join(', ')})`);
+  if (x.recordingOnVsOffThroughputC32 !== null) console.log(`  /run recording on vs off at c=32, the two long cells above (drift included): ${fmt(x.recordingOnVsOffThroughputC32)}x`);
+  const ab = x.recordingInterleavedC32;
+  if (ab) {
+    const iqr = (v: { p25: number; p75: number }) => `IQR ${v.p25}-${v.p75}`;
+    console.log(`  recording on vs off at c=32, ${ab.rounds} interleaved rounds of ${ab.secondsPerCell}s (on, off, second off; bench/recording-ab.ts):`);
+    console.log(`    on / mean of the two off APIs: median ${fmt(ab.onVsOff.median)}x (${iqr(ab.onVsOff)}; rounds ${ab.onVsOff.perRound.join(', ')})`);
+    console.log(`    A/A control, second off / first off: median ${fmt(ab.aa.median)}x (${iqr(ab.aa)}; rounds ${ab.aa.perRound.join(', ')})`);
+    console.log(`    API + PostgreSQL CPU µs per request, on minus off: median ${ab.cpuAddedUs.median} (${iqr(ab.cpuAddedUs)}); A/A ${ab.cpuAaUs.median} (${iqr(ab.cpuAaUs)})`);
+    console.log(`    ${ab.notMeasurablySlower ? 'on vs off is not below the A/A interquartile range: not measurably slower' : 'on vs off lies BELOW the A/A interquartile range: measurably slower'}`);
+  }
+  if (x.recordingAddedP50C1Ms !== null) console.log(`  /run p50 added by recording at c=1: ${x.recordingAddedP50C1Ms.toFixed(2)} ms`);
   console.log(`  /run vs node proxy (floor: node:http + undici, no features) at c=32: ${fmt(x.runVsNodeProxyThroughputC32)}x`);
   console.log('  CPU µs/req: CPU time of the server under test per request at c=32 (app nginx, proxy nginx, API process)');
   console.log('  PG µs/req: CPU time of all PostgreSQL processes per request at c=32 (run log and event writes; same 2 cores)');
@@ -107,7 +116,10 @@ async function runPathScenarios(scenarios: readonly ('sync' | 'async')[], argv: 
   const profileDir = o.profile ? path.join(RESULTS_DIR, `profiles-${started}`) : null;
   const withSync = scenarios.includes('sync');
   const apis: BenchApiSpec[] = [{ name: 'api' }];
-  if (withSync && o.recordingOff) apis.push({ name: 'api (recording off)', env: { EVENT_RECORDING: 'false' } });
+  if (withSync && o.recordingOff) {
+    // A second API with recording off is the A/A control: two processes that differ in nothing.
+    apis.push({ name: 'api (recording off)', env: { EVENT_RECORDING: 'false' } }, { name: 'api (recording off, control)', env: { EVENT_RECORDING: 'false' } });
+  }
 
   let stack: BenchStack | undefined;
   let nginx: NginxPair | undefined;
@@ -143,6 +155,7 @@ async function runPathScenarios(scenarios: readonly ('sync' | 'async')[], argv: 
         const r = await runSyncOverheadBench({
           stack, nginx, wrk: tools.wrk, dir, seconds: o.seconds, warmupSeconds: o.warmupSeconds, log,
           apiName: 'api', apiNoRecordingName: o.recordingOff ? 'api (recording off)' : undefined,
+          apiControlName: o.recordingOff ? 'api (recording off, control)' : undefined,
         });
         results.push({ scenario, result: { ...r, ...common } });
         printSync(r);

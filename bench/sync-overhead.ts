@@ -6,7 +6,7 @@ import { spawnTs, tail, waitUntil, type BenchStack } from './bench-stack.js';
 import type { NginxPair } from './nginx.js';
 import { runWrk, writePostScript, type HttpCell } from './wrk.js';
 import { cpuMsOf, pidsNamed } from './process-cpu.js';
-import { percentile } from './load.js';
+import { compareRecording, type RecordingComparison } from './recording-ab.js';
 
 export const SYNC_TARGETS = ['direct', 'nginx proxy', 'node proxy (floor)', '/run', '/run (recording off)'] as const;
 export type SyncTarget = (typeof SYNC_TARGETS)[number];
@@ -21,6 +21,8 @@ export interface SyncOverheadOptions {
   /** API names in the stack: recording on (required) and off (optional row). */
   apiName: string;
   apiNoRecordingName?: string;
+  /** A second recording-off API for the A/A control of the interleaved rounds. */
+  apiControlName?: string;
   log: (line: string) => void;
 }
 
@@ -46,11 +48,10 @@ export interface SyncOverheadResult {
     runAddedP50OverDirectC1Ms: number;
     nginxProxyVsDirectThroughputC32: number;
     recordingOnVsOffThroughputC32: number | null;
-    /**
-     * The same ratio from short alternating wrk runs at c=32 (on/off, off/on, …): the median of the
-     * pairs. Two long cells a minute apart also measure the machine's drift; alternating cancels it.
-     */
-    recordingOnVsOffAlternatedC32: { median: number; pairs: number[] } | null;
+    /** Recording on vs off as interleaved rounds with an A/A control (bench/recording-ab.ts). */
+    recordingInterleavedC32: RecordingComparison | null;
+    /** One caller at a time (the machine not saturated): p50 with recording on minus off, in ms. */
+    recordingAddedP50C1Ms: number | null;
     /** /run over the bare Node proxy: what auth, routing, the run log and recording cost. */
     runVsNodeProxyThroughputC32: number;
   };
@@ -73,7 +74,9 @@ async function startNodeProxy(appUrl: string): Promise<{ url: string; pid: numbe
 }
 
 const PROJECT = 'bench';
-const ALTERNATED_PAIRS = 5;
+// Three of each rotation of (on, off, second off). 3-s cells swung more (rounds 0.65-1.8x A/A).
+const INTERLEAVED_ROUNDS = 9;
+const INTERLEAVED_SECONDS = 5;
 const APP = 'static';
 const BODY = '{"input":"bench","n":1}';
 
@@ -114,13 +117,14 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
       'node proxy (floor)': () => [nodeProxy.pid],
       '/run': () => [stack.apiPids[o.apiName]],
       '/run (recording off)': () => (o.apiNoRecordingName ? [stack.apiPids[o.apiNoRecordingName]] : []),
+      control: () => (o.apiControlName ? [stack.apiPids[o.apiControlName]] : []),
     };
-    const measure = async (name: string, url: string, connections: number): Promise<SyncCell> => {
+    const measure = async (name: string, url: string, connections: number, seconds = o.seconds): Promise<SyncCell> => {
       const pids = serverPids[name]();
       const pg = pidsNamed('postgres');
       const cpu0 = cpuMsOf(pids);
       const pg0 = cpuMsOf(pg);
-      const cell = await runWrk({ wrk: o.wrk, url, connections, seconds: o.seconds, script });
+      const cell = await runWrk({ wrk: o.wrk, url, connections, seconds, script });
       // Events land up to a flush interval after the answers.
       const cpuMs = cpuMsOf(pids) - cpu0;
       await new Promise((r) => setTimeout(r, 500));
@@ -141,19 +145,20 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
       cells[name] = { c1, c32 };
     }
 
-    let alternated: SyncOverheadResult['ratios']['recordingOnVsOffAlternatedC32'] = null;
-    if (urls['/run (recording off)']) {
-      const seconds = Math.max(2, Math.round(o.seconds / 2));
-      log(`sync: recording on vs off, ${ALTERNATED_PAIRS} alternating pairs of ${seconds}s at c=32`);
-      const rpsOf = async (url: string) => (await runWrk({ wrk: o.wrk, url, connections: 32, seconds, script })).rps;
-      const pairs: number[] = [];
-      for (let i = 0; i < ALTERNATED_PAIRS; i++) {
-        const [first, second] = i % 2 === 0 ? [urls['/run']!, urls['/run (recording off)']] : [urls['/run (recording off)'], urls['/run']!];
-        const a = await rpsOf(first);
-        const b = await rpsOf(second);
-        pairs.push(Math.round((i % 2 === 0 ? a / b : b / a) * 1000) / 1000);
-      }
-      alternated = { median: percentile([...pairs].sort((x, y) => x - y), 50), pairs };
+    let interleaved: RecordingComparison | null = null;
+    const controlUrl = o.apiControlName ? stack.apis[o.apiControlName] + runPath : undefined;
+    if (urls['/run (recording off)'] && controlUrl) {
+      const targets = { on: ['/run', urls['/run']!], off: ['/run (recording off)', urls['/run (recording off)']], control: ['control', controlUrl] } as const;
+      log(`sync: recording on vs off, ${INTERLEAVED_ROUNDS} rounds of (on, off, second off) in rotated order, ${INTERLEAVED_SECONDS}s each at c=32`);
+      const warm = await runWrk({ wrk: o.wrk, url: controlUrl, connections: 32, seconds: o.warmupSeconds, script });
+      if (warm.errors) throw new Error(`the control API answered ${warm.errors} of ${warm.requests} requests with an error`);
+      // One unmeasured round first: without it, the first measured cell (the recording-on API) read
+      // 13-29 % low in three runs out of three, while that API read like the others in later rounds.
+      for (const [, url] of Object.values(targets)) await runWrk({ wrk: o.wrk, url, connections: 32, seconds: 2, script });
+      interleaved = await compareRecording(INTERLEAVED_ROUNDS, INTERLEAVED_SECONDS, async (t, seconds) => {
+        const cell = await measure(targets[t][0], targets[t][1], 32, seconds);
+        return { rps: cell.rps, cpuUsPerRequest: Math.round((cell.serverCpuUsPerRequest + cell.postgresCpuUsPerRequest) * 10) / 10 };
+      });
     }
 
     // Events are written in batches a little after the answers; give the last batch time to land.
@@ -166,7 +171,8 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
       runAddedP50OverDirectC1Ms: run.c1.p50ms - cells.direct.c1.p50ms,
       nginxProxyVsDirectThroughputC32: cells['nginx proxy'].c32.rps / cells.direct.c32.rps,
       recordingOnVsOffThroughputC32: cells['/run (recording off)'] ? run.c32.rps / cells['/run (recording off)'].c32.rps : null,
-      recordingOnVsOffAlternatedC32: alternated,
+      recordingInterleavedC32: interleaved,
+      recordingAddedP50C1Ms: cells['/run (recording off)'] ? run.c1.p50ms - cells['/run (recording off)'].c1.p50ms : null,
       runVsNodeProxyThroughputC32: run.c32.rps / cells['node proxy (floor)'].c32.rps,
     };
     return {

@@ -24,10 +24,16 @@ export interface RecordingComparison {
    * slower by more than two identical API processes differ from each other here.
    */
   notMeasurablySlower: boolean;
-  cells: Record<Target, { rps: number; cpuUsPerRequest: number }>[];
+  cells: Record<Target, CellReading>[];
 }
 
-type Target = 'on' | 'off' | 'control';
+export type Target = 'on' | 'off' | 'control';
+
+/** What one cell of a round reads: req/s, and API plus PostgreSQL CPU µs per request. */
+export interface CellReading {
+  rps: number;
+  cpuUsPerRequest: number;
+}
 
 function spread(values: number[], digits: number): Spread {
   const sorted = [...values].sort((a, b) => a - b);
@@ -44,14 +50,14 @@ function spread(values: number[], digits: number): Spread {
 export async function compareRecording(
   rounds: number,
   secondsPerCell: number,
-  measure: (target: Target, seconds: number) => Promise<{ rps: number; cpuUsPerRequest: number }>,
+  measure: (target: Target, seconds: number) => Promise<CellReading>,
 ): Promise<RecordingComparison> {
   const cells: RecordingComparison['cells'] = [];
   for (let i = 0; i < rounds; i++) {
     const order = (['on', 'off', 'control'] as const).map((_, k, all) => all[(k + i) % 3]);
-    const round: Partial<Record<Target, { rps: number; cpuUsPerRequest: number }>> = {};
+    const round: Partial<Record<Target, CellReading>> = {};
     for (const t of order) round[t] = await measure(t, secondsPerCell);
-    cells.push(round as Record<Target, { rps: number; cpuUsPerRequest: number }>);
+    cells.push(round as Record<Target, CellReading>);
   }
   const onVsOff = spread(cells.map((c) => c.on.rps / ((c.off.rps + c.control.rps) / 2)), 3);
   const aa = spread(cells.map((c) => c.control.rps / c.off.rps), 3);

@@ -150,11 +150,13 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
     if (urls['/run (recording off)'] && controlUrl) {
       const targets = { on: ['/run', urls['/run']!], off: ['/run (recording off)', urls['/run (recording off)']], control: ['control', controlUrl] } as const;
       log(`sync: recording on vs off, ${INTERLEAVED_ROUNDS} rounds of (on, off, second off) in rotated order, ${INTERLEAVED_SECONDS}s each at c=32`);
-      const warm = await runWrk({ wrk: o.wrk, url: controlUrl, connections: 32, seconds: o.warmupSeconds, script });
-      if (warm.errors) throw new Error(`the control API answered ${warm.errors} of ${warm.requests} requests with an error`);
-      // One unmeasured round first: without it, the first measured cell (the recording-on API) read
-      // 13-29 % low in three runs out of three, while that API read like the others in later rounds.
-      for (const [, url] of Object.values(targets)) await runWrk({ wrk: o.wrk, url, connections: 32, seconds: 2, script });
+      // One unmeasured round first (the control's warm-up too): without it, the first measured cell
+      // (the recording-on API) read 13-29 % low in three runs out of three, while that API read like
+      // the others in later rounds.
+      for (const [name, url] of Object.values(targets)) {
+        const warm = await runWrk({ wrk: o.wrk, url, connections: 32, seconds: o.warmupSeconds, script });
+        if (warm.errors) throw new Error(`${name} answered ${warm.errors} of ${warm.requests} warm-up requests with an error`);
+      }
       interleaved = await compareRecording(INTERLEAVED_ROUNDS, INTERLEAVED_SECONDS, async (t, seconds) => {
         const cell = await measure(targets[t][0], targets[t][1], 32, seconds);
         return { rps: cell.rps, cpuUsPerRequest: Math.round((cell.serverCpuUsPerRequest + cell.postgresCpuUsPerRequest) * 10) / 10 };
@@ -166,13 +168,14 @@ export async function runSyncOverheadBench(o: SyncOverheadOptions): Promise<Sync
     const { rows } = await stack.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM request_events WHERE app_id = $1', [`${PROJECT}-${APP}`]);
 
     const run = cells['/run'];
+    const off = cells['/run (recording off)'];
     const ratios = {
       runVsNginxProxyThroughputC32: run.c32.rps / cells['nginx proxy'].c32.rps,
       runAddedP50OverDirectC1Ms: run.c1.p50ms - cells.direct.c1.p50ms,
       nginxProxyVsDirectThroughputC32: cells['nginx proxy'].c32.rps / cells.direct.c32.rps,
-      recordingOnVsOffThroughputC32: cells['/run (recording off)'] ? run.c32.rps / cells['/run (recording off)'].c32.rps : null,
+      recordingOnVsOffThroughputC32: off ? run.c32.rps / off.c32.rps : null,
       recordingInterleavedC32: interleaved,
-      recordingAddedP50C1Ms: cells['/run (recording off)'] ? run.c1.p50ms - cells['/run (recording off)'].c1.p50ms : null,
+      recordingAddedP50C1Ms: off ? run.c1.p50ms - off.c1.p50ms : null,
       runVsNodeProxyThroughputC32: run.c32.rps / cells['node proxy (floor)'].c32.rps,
     };
     return {
